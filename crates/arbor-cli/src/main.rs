@@ -1,0 +1,2 @@
+//! The `arbor` command-line tool.
+fn main() {}

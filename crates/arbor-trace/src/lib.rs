@@ -1,0 +1,1 @@
+//! arbor-trace: context operation traces.

@@ -1,0 +1,1 @@
+//! arbor: a storage engine for blockchain state.

@@ -1,0 +1,202 @@
+//! The 32-byte Blake2b digest that names every object of the context, with
+//! its hex and "Co…" base58check spellings.
+
+use alloc::string::String;
+use core::fmt;
+
+use crate::base58::{base58check_decode, base58check_encode};
+pub use crate::error::HashParseError;
+
+/// Base58check prefix of a Tezos context hash; it makes the text start with "Co".
+pub const CONTEXT_HASH_PREFIX: [u8; 2] = [0x4f, 0xc7];
+
+/// A Blake2b-256 digest: the hash of a contents value, a node or a commit.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Hash(pub [u8; 32]);
+
+impl Hash {
+    /// Length of a hash in bytes.
+    pub const LEN: usize = 32;
+
+    /// The raw digest bytes.
+    #[inline]
+    pub fn as_bytes(&self) -> &[u8; 32] {
+        &self.0
+    }
+
+    /// Lower-case hex spelling (64 characters).
+    pub fn to_hex(&self) -> String {
+        let mut s = String::with_capacity(2 * Self::LEN);
+        for &b in &self.0 {
+            s.push(HEX_DIGITS[usize::from(b >> 4)] as char);
+            s.push(HEX_DIGITS[usize::from(b & 0xf)] as char);
+        }
+        s
+    }
+
+    /// Parses exactly 64 hex characters (either case).
+    pub fn from_hex(s: &str) -> Result<Hash, HashParseError> {
+        let bytes = s.as_bytes();
+        if bytes.len() != 2 * Self::LEN {
+            return Err(HashParseError::HexLength(bytes.len()));
+        }
+        let mut out = [0u8; 32];
+        for (i, pair) in bytes.chunks_exact(2).enumerate() {
+            let hi = hex_value(pair[0]).ok_or(HashParseError::HexChar(2 * i))?;
+            let lo = hex_value(pair[1]).ok_or(HashParseError::HexChar(2 * i + 1))?;
+            out[i] = (hi << 4) | lo;
+        }
+        Ok(Hash(out))
+    }
+
+    /// The Octez spelling of a context hash: base58check of `4f c7 ‖ hash`.
+    pub fn to_base58(&self) -> String {
+        base58check_encode(&CONTEXT_HASH_PREFIX, &self.0)
+    }
+
+    /// Parses a "Co…" context hash, checking its checksum, prefix and length.
+    pub fn from_base58(s: &str) -> Result<Hash, HashParseError> {
+        let (prefix, payload) = base58check_decode(s, CONTEXT_HASH_PREFIX.len())?;
+        if prefix != CONTEXT_HASH_PREFIX {
+            return Err(HashParseError::WrongPrefix);
+        }
+        let bytes: [u8; 32] = payload
+            .as_slice()
+            .try_into()
+            .map_err(|_| HashParseError::PayloadLength(payload.len()))?;
+        Ok(Hash(bytes))
+    }
+
+    /// Accepts either spelling: 64 hex characters or a "Co…" base58check hash.
+    pub fn parse(s: &str) -> Result<Hash, HashParseError> {
+        // A base58 context hash is 52 characters, so the length alone decides.
+        if s.len() == 2 * Self::LEN {
+            Self::from_hex(s)
+        } else {
+            Self::from_base58(s)
+        }
+    }
+}
+
+const HEX_DIGITS: &[u8; 16] = b"0123456789abcdef";
+
+fn hex_value(c: u8) -> Option<u8> {
+    match c {
+        b'0'..=b'9' => Some(c - b'0'),
+        b'a'..=b'f' => Some(c - b'a' + 10),
+        b'A'..=b'F' => Some(c - b'A' + 10),
+        _ => None,
+    }
+}
+
+impl From<[u8; 32]> for Hash {
+    fn from(bytes: [u8; 32]) -> Self {
+        Hash(bytes)
+    }
+}
+
+impl AsRef<[u8]> for Hash {
+    fn as_ref(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Hash {
+    /// The first 8 bytes in hex: enough to tell hashes apart in logs.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Hash(")?;
+        for b in &self.0[..8] {
+            write!(f, "{b:02x}")?;
+        }
+        f.write_str("…)")
+    }
+}
+
+impl fmt::Display for Hash {
+    /// The "Co…" base58check form, as Octez prints context hashes.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.to_base58())
+    }
+}
+
+/// A fresh Blake2b state with a 32-byte digest, for incremental hashing.
+#[inline]
+pub(crate) fn blake2b_state() -> blake2b_simd::State {
+    blake2b_simd::Params::new()
+        .hash_length(Hash::LEN)
+        .to_state()
+}
+
+/// Turns a finished 32-byte Blake2b state into a [`Hash`].
+#[inline]
+pub(crate) fn finish(state: &blake2b_simd::State) -> Hash {
+    let digest = state.finalize();
+    let mut out = [0u8; 32];
+    out.copy_from_slice(digest.as_bytes());
+    Hash(out)
+}
+
+/// Blake2b-256 of the concatenation of `parts`, without building it.
+pub fn blake2b_256(parts: &[&[u8]]) -> Hash {
+    let mut state = blake2b_state();
+    for part in parts {
+        state.update(part);
+    }
+    finish(&state)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::format;
+
+    const HEX: &str = "d81e60258ecc8bd7064c8703888aececfc54e29ff94f7a2d9a84667a500548e1";
+    const B58: &str = "CoWHVKM5r2eiHQxhicqakkr5FwJfabahGBwCCWzRPCNPs79CoZty";
+
+    #[test]
+    fn hex_and_base58_agree() {
+        let h = Hash::from_hex(HEX).unwrap();
+        assert_eq!(h.to_hex(), HEX);
+        assert_eq!(h.to_base58(), B58);
+        assert_eq!(format!("{h}"), B58);
+        assert_eq!(format!("{h:?}"), "Hash(d81e60258ecc8bd7…)");
+        assert_eq!(Hash::from_base58(B58), Ok(h));
+        assert_eq!(Hash::parse(B58), Ok(h));
+        assert_eq!(Hash::parse(HEX), Ok(h));
+        assert_eq!(Hash::parse(&HEX.to_uppercase()), Ok(h));
+    }
+
+    #[test]
+    fn rejects_malformed() {
+        assert_eq!(Hash::from_hex("abc"), Err(HashParseError::HexLength(3)));
+        let mut bad = alloc::string::String::from(HEX);
+        bad.replace_range(10..11, "g");
+        assert_eq!(Hash::from_hex(&bad), Err(HashParseError::HexChar(10)));
+        // Right checksum but another prefix (a block hash, "B…").
+        let block = base58check_encode(&[0x01, 0x34], &[0u8; 32]);
+        assert_eq!(Hash::from_base58(&block), Err(HashParseError::WrongPrefix));
+        // Right prefix, short payload.
+        let short = base58check_encode(&CONTEXT_HASH_PREFIX, &[0u8; 31]);
+        assert_eq!(
+            Hash::from_base58(&short),
+            Err(HashParseError::PayloadLength(31))
+        );
+        // Flipped last character: checksum mismatch.
+        let mut flipped = alloc::string::String::from(B58);
+        flipped.pop();
+        flipped.push('z');
+        assert_eq!(Hash::parse(&flipped), Err(HashParseError::BadChecksum));
+    }
+
+    #[test]
+    fn blake2b_256_hashes_the_concatenation() {
+        let whole = blake2b_256(&[b"hello world"]);
+        assert_eq!(blake2b_256(&[b"hello", b" ", b"world"]), whole);
+        assert_eq!(blake2b_256(&[b"", b"hello world", b""]), whole);
+        // Blake2b-256 of the empty string.
+        assert_eq!(
+            blake2b_256(&[]).to_hex(),
+            "0e5751c026e543b2e8ab2eb06099daa1d1e5df47778f7787faab45cdf12fe3a8"
+        );
+    }
+}

@@ -1,0 +1,125 @@
+//! Unsigned LEB128 (7 bits per byte, low bits first, high bit = "more"),
+//! the variable-length integer of irmin's inode encodings.
+
+use alloc::vec::Vec;
+
+/// The longest encoding of a `u64`: ceil(64 / 7) bytes.
+pub const MAX_LEN: usize = 10;
+
+/// Encodes `n` into `buf` and returns the number of bytes used. This is the
+/// allocation-free form used on the hashing hot path.
+#[inline]
+pub fn encode_u64(mut n: u64, buf: &mut [u8; MAX_LEN]) -> usize {
+    let mut i = 0;
+    while n >= 0x80 {
+        buf[i] = (n as u8) | 0x80;
+        n >>= 7;
+        i += 1;
+    }
+    buf[i] = n as u8;
+    i + 1
+}
+
+/// Appends the LEB128 encoding of `n` to `out`.
+pub fn write_u64(out: &mut Vec<u8>, n: u64) {
+    let mut buf = [0u8; MAX_LEN];
+    let len = encode_u64(n, &mut buf);
+    out.extend_from_slice(&buf[..len]);
+}
+
+/// Decodes a LEB128 value at the start of `buf`, returning it with the
+/// number of bytes consumed. Returns `None` if the input ends before the
+/// last byte, or if the value does not fit in a `u64` (which includes any
+/// encoding longer than 10 bytes). Redundant trailing zero groups are
+/// accepted, as other LEB128 readers do.
+pub fn read_u64(buf: &[u8]) -> Option<(u64, usize)> {
+    let mut value: u64 = 0;
+    for (i, &b) in buf.iter().enumerate().take(MAX_LEN) {
+        let bits = u64::from(b & 0x7f);
+        if i == MAX_LEN - 1 && bits > 1 {
+            // The 10th byte only has room for bit 63.
+            return None;
+        }
+        value |= bits << (7 * i);
+        if b & 0x80 == 0 {
+            return Some((value, i + 1));
+        }
+    }
+    None
+}
+
+/// Length in bytes of the LEB128 encoding of `n`.
+#[inline]
+pub fn len_u64(n: u64) -> usize {
+    let bits = 64 - (n | 1).leading_zeros() as usize;
+    bits.div_ceil(7)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::vec;
+    use proptest::prelude::*;
+
+    #[test]
+    fn known_encodings() {
+        let cases: &[(u64, &[u8])] = &[
+            (0, &[0x00]),
+            (1, &[0x01]),
+            (127, &[0x7f]),
+            (128, &[0x80, 0x01]),
+            (300, &[0xac, 0x02]),
+            (16_384, &[0x80, 0x80, 0x01]),
+            (
+                u64::MAX,
+                &[0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01],
+            ),
+        ];
+        for &(n, bytes) in cases {
+            let mut out = Vec::new();
+            write_u64(&mut out, n);
+            assert_eq!(out, bytes, "encoding {n}");
+            assert_eq!(len_u64(n), bytes.len());
+            assert_eq!(read_u64(bytes), Some((n, bytes.len())));
+        }
+    }
+
+    #[test]
+    fn rejects_truncated_and_overflowing() {
+        assert_eq!(read_u64(&[]), None);
+        assert_eq!(read_u64(&[0x80]), None);
+        assert_eq!(read_u64(&[0xff; 9]), None);
+        // 10th byte carrying more than bit 63.
+        let mut too_big = vec![0xff; 9];
+        too_big.push(0x02);
+        assert_eq!(read_u64(&too_big), None);
+        // Eleven bytes.
+        let mut too_long = vec![0x80; 10];
+        too_long.push(0x00);
+        assert_eq!(read_u64(&too_long), None);
+        // Trailing data after the value is left alone.
+        assert_eq!(read_u64(&[0x05, 0xff]), Some((5, 1)));
+    }
+
+    proptest! {
+        #[test]
+        fn round_trip(n in any::<u64>(), tail in proptest::collection::vec(any::<u8>(), 0..4)) {
+            let mut out = Vec::new();
+            write_u64(&mut out, n);
+            prop_assert_eq!(out.len(), len_u64(n));
+            let used = out.len();
+            out.extend_from_slice(&tail);
+            prop_assert_eq!(read_u64(&out), Some((n, used)));
+        }
+
+        #[test]
+        fn round_trip_small_shifts(shift in 0u32..64, low in any::<u64>()) {
+            // Cover every encoded length evenly, which uniform u64s do not.
+            let n = (1u64 << shift) | (low >> (64 - shift.max(1)));
+            let mut out = Vec::new();
+            write_u64(&mut out, n);
+            prop_assert_eq!(out.len(), len_u64(n));
+            prop_assert_eq!(read_u64(&out), Some((n, out.len())));
+        }
+    }
+}

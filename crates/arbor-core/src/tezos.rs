@@ -1,0 +1,248 @@
+//! The hashing rules of the Tezos context (irmin-pack's Tezos configuration):
+//! contents, flat directories, inode trees and commits.
+//!
+//! Every function feeds its encoding straight into one Blake2b state, so no
+//! buffer is built for the hashed bytes: these run for every node written.
+
+use crate::caml::caml_hash;
+use crate::hash::{blake2b_state, finish, Hash};
+use crate::leb128;
+
+/// What a directory entry points to; it changes the entry's encoding.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChildKind {
+    /// A value (a blob of bytes).
+    Contents,
+    /// A sub-directory.
+    Node,
+}
+
+impl ChildKind {
+    /// The 8-byte kind field of a flat directory entry.
+    #[inline]
+    fn flat_tag(self) -> [u8; 8] {
+        match self {
+            ChildKind::Contents => [0xff, 0, 0, 0, 0, 0, 0, 0],
+            ChildKind::Node => [0; 8],
+        }
+    }
+
+    /// The 1-byte tag of a binding in a Values inode.
+    #[inline]
+    fn inode_tag(self) -> u8 {
+        match self {
+            ChildKind::Contents => 0x01,
+            ChildKind::Node => 0x00,
+        }
+    }
+}
+
+/// Shape of the inode trees: when a directory stops being hashed flat, and
+/// how many slots each inode has.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InodeConfig {
+    /// Slots per inode; also the largest binding count of a Values inode.
+    pub entries: u32,
+    /// Directories with at most this many entries are hashed flat.
+    pub stable_hash: u32,
+}
+
+impl InodeConfig {
+    /// The configuration Octez uses: 32 slots, flat up to 256 entries.
+    pub const TEZOS: InodeConfig = InodeConfig {
+        entries: 32,
+        stable_hash: 256,
+    };
+
+    /// irmin's small test configuration (2 slots, flat up to 3 entries),
+    /// which makes deep inode trees out of a handful of entries.
+    pub const SMALL_TEST: InodeConfig = InodeConfig {
+        entries: 2,
+        stable_hash: 3,
+    };
+
+    /// The slot that `step` occupies in an inode at `depth`.
+    #[inline]
+    pub fn slot(&self, depth: u32, step: &[u8]) -> u32 {
+        caml_hash(depth, step) % self.entries
+    }
+}
+
+/// Feeds `n` as LEB128 into the state.
+#[inline]
+fn update_leb(state: &mut blake2b_simd::State, n: u64) {
+    let mut buf = [0u8; leb128::MAX_LEN];
+    let len = leb128::encode_u64(n, &mut buf);
+    state.update(&buf[..len]);
+}
+
+/// Converts a length to the `u64` written in encodings (lossless on every
+/// platform Rust supports).
+#[inline]
+fn len64(n: usize) -> u64 {
+    n as u64
+}
+
+/// Hash of a contents value: `H(be64(len) ‖ value)`.
+pub fn contents_hash(value: &[u8]) -> Hash {
+    let mut state = blake2b_state();
+    state.update(&len64(value.len()).to_be_bytes());
+    state.update(value);
+    finish(&state)
+}
+
+/// Hash of a directory hashed flat (at most `stable_hash` entries):
+/// `H(be64(n) ‖ [kind ‖ leb(len step) ‖ step ‖ be64(32) ‖ child]…)`.
+///
+/// The entries must already be sorted by step bytes; `n` is the iterator's
+/// length.
+pub fn flat_node_hash<'a, I>(entries: I) -> Hash
+where
+    I: ExactSizeIterator<Item = (&'a [u8], ChildKind, &'a Hash)>,
+{
+    let mut state = blake2b_state();
+    state.update(&len64(entries.len()).to_be_bytes());
+    let mut prev: Option<&[u8]> = None;
+    for (step, kind, child) in entries {
+        debug_assert!(prev.is_none_or(|p| p < step), "entries not sorted");
+        prev = Some(step);
+        state.update(&kind.flat_tag());
+        update_leb(&mut state, len64(step.len()));
+        state.update(step);
+        state.update(&len64(Hash::LEN).to_be_bytes());
+        state.update(child.as_bytes());
+    }
+    finish(&state)
+}
+
+/// Hash of a Values inode (at most `entries` bindings):
+/// `H(0x00 ‖ leb(n) ‖ [leb(len step) ‖ step ‖ tag ‖ child]…)`.
+///
+/// The bindings must already be sorted by step bytes; `n` is the iterator's
+/// length.
+pub fn inode_values_hash<'a, I>(entries: I) -> Hash
+where
+    I: ExactSizeIterator<Item = (&'a [u8], ChildKind, &'a Hash)>,
+{
+    let mut state = blake2b_state();
+    state.update(&[0x00]);
+    update_leb(&mut state, len64(entries.len()));
+    let mut prev: Option<&[u8]> = None;
+    for (step, kind, child) in entries {
+        debug_assert!(prev.is_none_or(|p| p < step), "bindings not sorted");
+        prev = Some(step);
+        update_leb(&mut state, len64(step.len()));
+        state.update(step);
+        state.update(&[kind.inode_tag()]);
+        state.update(child.as_bytes());
+    }
+    finish(&state)
+}
+
+/// Hash of a Tree inode at `depth` holding `total` bindings below it:
+/// `H(0x01 ‖ leb(depth) ‖ leb(total) ‖ leb(k) ‖ [leb(slot) ‖ child]…)`.
+///
+/// `slots` yields `(slot index, child inode hash)` for the `k` non-empty
+/// slots, in increasing slot order.
+pub fn inode_tree_hash<'a, I>(depth: u32, total: u64, slots: I) -> Hash
+where
+    I: ExactSizeIterator<Item = (u32, &'a Hash)>,
+{
+    let mut state = blake2b_state();
+    state.update(&[0x01]);
+    update_leb(&mut state, u64::from(depth));
+    update_leb(&mut state, total);
+    update_leb(&mut state, len64(slots.len()));
+    let mut prev: Option<u32> = None;
+    for (slot, child) in slots {
+        debug_assert!(prev.is_none_or(|p| p < slot), "slots not increasing");
+        prev = Some(slot);
+        update_leb(&mut state, u64::from(slot));
+        state.update(child.as_bytes());
+    }
+    finish(&state)
+}
+
+/// Hash of a commit:
+/// `H(be64(32) ‖ tree ‖ be64(p) ‖ [be64(32) ‖ parent]… ‖ be64(date) ‖
+/// be64(len author) ‖ author ‖ be64(len message) ‖ message)`.
+///
+/// Parents are hashed in the order given; `date` (seconds since the epoch)
+/// is written as a two's complement big-endian 64-bit integer.
+pub fn commit_hash(
+    tree: &Hash,
+    parents: &[Hash],
+    date: i64,
+    author: &[u8],
+    message: &[u8],
+) -> Hash {
+    let hash_len = len64(Hash::LEN).to_be_bytes();
+    let mut state = blake2b_state();
+    state.update(&hash_len);
+    state.update(tree.as_bytes());
+    state.update(&len64(parents.len()).to_be_bytes());
+    for parent in parents {
+        state.update(&hash_len);
+        state.update(parent.as_bytes());
+    }
+    state.update(&date.to_be_bytes());
+    state.update(&len64(author.len()).to_be_bytes());
+    state.update(author);
+    state.update(&len64(message.len()).to_be_bytes());
+    state.update(message);
+    finish(&state)
+}
+
+/// Hash of the empty directory (a flat node with no entries).
+pub fn empty_node_hash() -> Hash {
+    flat_node_hash(core::iter::empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hash::blake2b_256;
+
+    #[test]
+    fn empty_node_is_hash_of_zero_count() {
+        assert_eq!(empty_node_hash(), blake2b_256(&[&[0u8; 8]]));
+    }
+
+    #[test]
+    fn slot_uses_depth_as_seed() {
+        let cfg = InodeConfig::TEZOS;
+        assert_eq!(cfg.slot(0, b"a"), 721_651_713 % 32);
+        assert_eq!(cfg.slot(0, b"abcdef"), 926_323_203 % 32);
+        assert!(InodeConfig::SMALL_TEST.slot(5, b"xyz") < 2);
+    }
+
+    #[test]
+    fn flat_entry_layout() {
+        // One contents entry, spelled out byte by byte.
+        let child = contents_hash(b"v");
+        let mut expected = alloc::vec::Vec::new();
+        expected.extend_from_slice(&1u64.to_be_bytes());
+        expected.extend_from_slice(&[0xff, 0, 0, 0, 0, 0, 0, 0]);
+        expected.push(3);
+        expected.extend_from_slice(b"key");
+        expected.extend_from_slice(&32u64.to_be_bytes());
+        expected.extend_from_slice(child.as_bytes());
+        let got = flat_node_hash([(&b"key"[..], ChildKind::Contents, &child)].into_iter());
+        assert_eq!(got, blake2b_256(&[&expected]));
+    }
+
+    #[test]
+    fn negative_dates_are_twos_complement() {
+        let t = empty_node_hash();
+        let a = commit_hash(&t, &[], -1, b"Tezos", b"");
+        let mut bytes = alloc::vec::Vec::new();
+        bytes.extend_from_slice(&32u64.to_be_bytes());
+        bytes.extend_from_slice(t.as_bytes());
+        bytes.extend_from_slice(&0u64.to_be_bytes());
+        bytes.extend_from_slice(&[0xff; 8]);
+        bytes.extend_from_slice(&5u64.to_be_bytes());
+        bytes.extend_from_slice(b"Tezos");
+        bytes.extend_from_slice(&0u64.to_be_bytes());
+        assert_eq!(a, blake2b_256(&[&bytes]));
+    }
+}

@@ -21,14 +21,8 @@ pub fn base58check_encode(prefix: &[u8], payload: &[u8]) -> String {
 ///
 /// The caller is expected to compare the returned prefix with the one it
 /// wants; this function only checks that there are enough bytes for it.
-pub fn base58check_decode(
-    s: &str,
-    prefix_len: usize,
-) -> Result<(Vec<u8>, Vec<u8>), HashParseError> {
-    let mut data = bs58::decode(s)
-        .with_check(None)
-        .into_vec()
-        .map_err(map_bs58_error)?;
+pub fn base58check_decode(s: &str, prefix_len: usize) -> Result<(Vec<u8>, Vec<u8>), HashParseError> {
+    let mut data = bs58::decode(s).with_check(None).into_vec().map_err(map_bs58_error)?;
     if data.len() < prefix_len {
         return Err(HashParseError::WrongPrefix);
     }
@@ -39,8 +33,9 @@ pub fn base58check_decode(
 /// Translates the decoder's errors into ours so callers see one error type.
 fn map_bs58_error(e: bs58::decode::Error) -> HashParseError {
     match e {
-        bs58::decode::Error::InvalidCharacter { index, .. }
-        | bs58::decode::Error::NonAsciiCharacter { index } => HashParseError::Base58Char(index),
+        bs58::decode::Error::InvalidCharacter { index, .. } | bs58::decode::Error::NonAsciiCharacter { index } => {
+            HashParseError::Base58Char(index)
+        }
         bs58::decode::Error::InvalidChecksum { .. } => HashParseError::BadChecksum,
         bs58::decode::Error::NoChecksum => HashParseError::Base58TooShort,
         // The remaining (non-exhaustive) cases cannot occur without a version
@@ -78,18 +73,9 @@ mod tests {
         let last = bad.len() - 1;
         bad[last] = if bad[last] == b'2' { b'3' } else { b'2' };
         let bad = String::from_utf8(bad).unwrap();
-        assert_eq!(
-            base58check_decode(&bad, 2),
-            Err(HashParseError::BadChecksum)
-        );
-        assert_eq!(
-            base58check_decode("Co0", 2),
-            Err(HashParseError::Base58Char(2))
-        );
-        assert_eq!(
-            base58check_decode("", 0),
-            Err(HashParseError::Base58TooShort)
-        );
+        assert_eq!(base58check_decode(&bad, 2), Err(HashParseError::BadChecksum));
+        assert_eq!(base58check_decode("Co0", 2), Err(HashParseError::Base58Char(2)));
+        assert_eq!(base58check_decode("", 0), Err(HashParseError::Base58TooShort));
         assert_eq!(base58check_decode(&s, 40), Err(HashParseError::WrongPrefix));
     }
 }

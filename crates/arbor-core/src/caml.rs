@@ -6,14 +6,8 @@
 /// One MurmurHash3 round folding the word `w` into the state `h`.
 #[inline(always)]
 fn mix(h: u32, w: u32) -> u32 {
-    let w = w
-        .wrapping_mul(0xcc9e_2d51)
-        .rotate_left(15)
-        .wrapping_mul(0x1b87_3593);
-    (h ^ w)
-        .rotate_left(13)
-        .wrapping_mul(5)
-        .wrapping_add(0xe654_6b64)
+    let w = w.wrapping_mul(0xcc9e_2d51).rotate_left(15).wrapping_mul(0x1b87_3593);
+    (h ^ w).rotate_left(13).wrapping_mul(5).wrapping_add(0xe654_6b64)
 }
 
 /// MurmurHash3's finalizer (OCaml's `FINAL_MIX`), spreading every input bit.

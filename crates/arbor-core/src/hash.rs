@@ -60,10 +60,8 @@ impl Hash {
         if prefix != CONTEXT_HASH_PREFIX {
             return Err(HashParseError::WrongPrefix);
         }
-        let bytes: [u8; 32] = payload
-            .as_slice()
-            .try_into()
-            .map_err(|_| HashParseError::PayloadLength(payload.len()))?;
+        let bytes: [u8; 32] =
+            payload.as_slice().try_into().map_err(|_| HashParseError::PayloadLength(payload.len()))?;
         Ok(Hash(bytes))
     }
 
@@ -122,9 +120,7 @@ impl fmt::Display for Hash {
 /// A fresh Blake2b state with a 32-byte digest, for incremental hashing.
 #[inline]
 pub(crate) fn blake2b_state() -> blake2b_simd::State {
-    blake2b_simd::Params::new()
-        .hash_length(Hash::LEN)
-        .to_state()
+    blake2b_simd::Params::new().hash_length(Hash::LEN).to_state()
 }
 
 /// Turns a finished 32-byte Blake2b state into a [`Hash`].
@@ -177,10 +173,7 @@ mod tests {
         assert_eq!(Hash::from_base58(&block), Err(HashParseError::WrongPrefix));
         // Right prefix, short payload.
         let short = base58check_encode(&CONTEXT_HASH_PREFIX, &[0u8; 31]);
-        assert_eq!(
-            Hash::from_base58(&short),
-            Err(HashParseError::PayloadLength(31))
-        );
+        assert_eq!(Hash::from_base58(&short), Err(HashParseError::PayloadLength(31)));
         // Flipped last character: checksum mismatch.
         let mut flipped = alloc::string::String::from(B58);
         flipped.pop();
@@ -194,9 +187,6 @@ mod tests {
         assert_eq!(blake2b_256(&[b"hello", b" ", b"world"]), whole);
         assert_eq!(blake2b_256(&[b"", b"hello world", b""]), whole);
         // Blake2b-256 of the empty string.
-        assert_eq!(
-            blake2b_256(&[]).to_hex(),
-            "0e5751c026e543b2e8ab2eb06099daa1d1e5df47778f7787faab45cdf12fe3a8"
-        );
+        assert_eq!(blake2b_256(&[]).to_hex(), "0e5751c026e543b2e8ab2eb06099daa1d1e5df47778f7787faab45cdf12fe3a8");
     }
 }

@@ -112,11 +112,8 @@ fn inode(cfg: InodeConfig, depth: u32, bindings: &[&Binding<'_>]) -> Hash {
     // Partition by slot; filtering keeps each slot's bindings in step order.
     let mut slots: Vec<(u32, Hash)> = Vec::new();
     for slot in 0..cfg.entries {
-        let part: Vec<&Binding<'_>> = bindings
-            .iter()
-            .copied()
-            .filter(|b| caml_hash(depth, b.step) % cfg.entries == slot)
-            .collect();
+        let part: Vec<&Binding<'_>> =
+            bindings.iter().copied().filter(|b| caml_hash(depth, b.step) % cfg.entries == slot).collect();
         if !part.is_empty() {
             slots.push((slot, inode(cfg, depth + 1, &part)));
         }

@@ -49,17 +49,11 @@ pub struct InodeConfig {
 
 impl InodeConfig {
     /// The configuration Octez uses: 32 slots, flat up to 256 entries.
-    pub const TEZOS: InodeConfig = InodeConfig {
-        entries: 32,
-        stable_hash: 256,
-    };
+    pub const TEZOS: InodeConfig = InodeConfig { entries: 32, stable_hash: 256 };
 
     /// irmin's small test configuration (2 slots, flat up to 3 entries),
     /// which makes deep inode trees out of a handful of entries.
-    pub const SMALL_TEST: InodeConfig = InodeConfig {
-        entries: 2,
-        stable_hash: 3,
-    };
+    pub const SMALL_TEST: InodeConfig = InodeConfig { entries: 2, stable_hash: 3 };
 
     /// The slot that `step` occupies in an inode at `depth`.
     #[inline]
@@ -169,13 +163,7 @@ where
 ///
 /// Parents are hashed in the order given; `date` (seconds since the epoch)
 /// is written as a two's complement big-endian 64-bit integer.
-pub fn commit_hash(
-    tree: &Hash,
-    parents: &[Hash],
-    date: i64,
-    author: &[u8],
-    message: &[u8],
-) -> Hash {
+pub fn commit_hash(tree: &Hash, parents: &[Hash], date: i64, author: &[u8], message: &[u8]) -> Hash {
     let hash_len = len64(Hash::LEN).to_be_bytes();
     let mut state = blake2b_state();
     state.update(&hash_len);

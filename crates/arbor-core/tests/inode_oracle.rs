@@ -20,13 +20,8 @@ fn step() -> impl Strategy<Value = Vec<u8>> {
 /// `stable_hash` in the small configuration, so it gets inodes too).
 fn child() -> impl Strategy<Value = RefTree> {
     let contents = vec(any::<u8>(), 0..16).prop_map(RefTree::Contents);
-    let sub = btree_map(step(), vec(any::<u8>(), 0..8), 0..8).prop_map(|m| {
-        RefTree::Node(
-            m.into_iter()
-                .map(|(k, v)| (k, RefTree::Contents(v)))
-                .collect(),
-        )
-    });
+    let sub = btree_map(step(), vec(any::<u8>(), 0..8), 0..8)
+        .prop_map(|m| RefTree::Node(m.into_iter().map(|(k, v)| (k, RefTree::Contents(v))).collect()));
     prop_oneof![3 => contents, 1 => sub]
 }
 
@@ -114,11 +109,7 @@ fn sizes_around_the_thresholds_match_oracle() {
     for n in [0, 1, 2, 3, 4, 31, 32, 33, 255, 256, 257, 1024, 1025] {
         let tree = random_directory(&mut rng, n);
         for cfg in [InodeConfig::SMALL_TEST, InodeConfig::TEZOS] {
-            assert_eq!(
-                incremental_hash(&tree, cfg),
-                tree.hash(cfg),
-                "{n} entries, {cfg:?}"
-            );
+            assert_eq!(incremental_hash(&tree, cfg), tree.hash(cfg), "{n} entries, {cfg:?}");
         }
     }
 }
@@ -132,10 +123,7 @@ fn large_directory_below_the_root_uses_inodes() {
     let cfg = InodeConfig::TEZOS;
     assert_eq!(incremental_hash(&tree, cfg), tree.hash(cfg));
     // Raising stable_hash makes it flat, which must change its hash.
-    let flat_cfg = InodeConfig {
-        stable_hash: 1000,
-        ..cfg
-    };
+    let flat_cfg = InodeConfig { stable_hash: 1000, ..cfg };
     assert_eq!(incremental_hash(&big, flat_cfg), big.hash(flat_cfg));
     assert_ne!(big.hash(cfg), big.hash(flat_cfg));
 }

@@ -29,14 +29,8 @@ fn both(tree: &RefTree, cfg: InodeConfig) -> Hash {
 #[test]
 fn contents_vector() {
     let h = contents_hash(TEN_ZEROS);
-    assert_eq!(
-        h,
-        hex("d81e60258ecc8bd7064c8703888aececfc54e29ff94f7a2d9a84667a500548e1")
-    );
-    assert_eq!(
-        h.to_base58(),
-        "CoWHVKM5r2eiHQxhicqakkr5FwJfabahGBwCCWzRPCNPs79CoZty"
-    );
+    assert_eq!(h, hex("d81e60258ecc8bd7064c8703888aececfc54e29ff94f7a2d9a84667a500548e1"));
+    assert_eq!(h.to_base58(), "CoWHVKM5r2eiHQxhicqakkr5FwJfabahGBwCCWzRPCNPs79CoZty");
     assert_eq!(both(&val(TEN_ZEROS), InodeConfig::TEZOS), h);
 }
 
@@ -49,18 +43,10 @@ const TWO_ENTRY_HEX: &str = "83722c2791a1c47dada4718656a20a2f3a063ae9945b475e67b
 #[test]
 fn two_entry_directory_vector() {
     let c = contents_hash(TEN_ZEROS);
-    let direct = flat_node_hash(
-        [
-            (&b"00"[..], ChildKind::Contents, &c),
-            (&b"01"[..], ChildKind::Contents, &c),
-        ]
-        .into_iter(),
-    );
+    let direct =
+        flat_node_hash([(&b"00"[..], ChildKind::Contents, &c), (&b"01"[..], ChildKind::Contents, &c)].into_iter());
     assert_eq!(direct, hex(TWO_ENTRY_HEX));
-    assert_eq!(
-        direct.to_base58(),
-        "CoVeCU4o3dqmfdwqt2vh8LDz9X6qGbTUyLhgVvFReyzAvTf92AKx"
-    );
+    assert_eq!(direct.to_base58(), "CoVeCU4o3dqmfdwqt2vh8LDz9X6qGbTUyLhgVvFReyzAvTf92AKx");
     assert_eq!(both(&two_entry_dir(), InodeConfig::TEZOS), direct);
 }
 
@@ -69,24 +55,15 @@ fn commit_vector() {
     let tree = hex(TWO_ENTRY_HEX);
     let parent = hex("634d894802f9032ef48bbe1253563dbeb2aad7dc684da83bdea5692fde2185ae");
     let h = commit_hash(&tree, &[parent], 0, b"Tezos", b"");
-    assert_eq!(
-        h,
-        hex("c20860adda3c3d40d8d03fab22b07e889979cdac880d979711aa852a0896ae30")
-    );
-    assert_eq!(
-        h.to_base58(),
-        "CoW7mALEs2vue5cfTMdJfSAjNmjmALYS1YyqSsYr9siLcNEcrvAm"
-    );
+    assert_eq!(h, hex("c20860adda3c3d40d8d03fab22b07e889979cdac880d979711aa852a0896ae30"));
+    assert_eq!(h.to_base58(), "CoW7mALEs2vue5cfTMdJfSAjNmjmALYS1YyqSsYr9siLcNEcrvAm");
 }
 
 #[test]
 fn small_config_inode_vector() {
     let tree = dir((0..6).map(|i| (format!("0{i}"), val(TEN_ZEROS))));
     let h = both(&tree, InodeConfig::SMALL_TEST);
-    assert_eq!(
-        h,
-        hex("e670a325ac78b2b6949b8f9fa448b17aa708ef39eb29c9e364be473f988329ea")
-    );
+    assert_eq!(h, hex("e670a325ac78b2b6949b8f9fa448b17aa708ef39eb29c9e364be473f988329ea"));
     // In the Tezos configuration the same directory is flat, hence different.
     assert_ne!(both(&tree, InodeConfig::TEZOS), h);
 }
@@ -98,14 +75,10 @@ fn small_config_inode_vector() {
 /// byte the genesis commit is CoVea41f9d…, as published; with b"00" it is
 /// CoWKwH4ZGWnNy9EcPLgugN94tvgrcbzFhB3UfknQABcJ2VcU6Rxy instead.
 fn genesis_entries() -> Vec<(Vec<u8>, RefTree)> {
-    let (prefix, proto) =
-        base58check_decode("ProtoDemoNoopsDemoNoopsDemoNoopsDemoNoopsDemo6XBoYp", 2).unwrap();
+    let (prefix, proto) = base58check_decode("ProtoDemoNoopsDemoNoopsDemoNoopsDemoNoopsDemo6XBoYp", 2).unwrap();
     assert_eq!(prefix.len(), 2);
     assert_eq!(proto.len(), 32);
-    vec![
-        (b"protocol".to_vec(), RefTree::Contents(proto)),
-        (b"test_chain".to_vec(), RefTree::Contents(vec![0u8])),
-    ]
+    vec![(b"protocol".to_vec(), RefTree::Contents(proto)), (b"test_chain".to_vec(), RefTree::Contents(vec![0u8]))]
 }
 
 const GENESIS: &str = "CoVea41f9dPhkymYEfPsXV5FmyzDb91iz1Grk6zasb31zv9nEZjN";
@@ -113,13 +86,7 @@ const GENESIS: &str = "CoVea41f9dPhkymYEfPsXV5FmyzDb91iz1Grk6zasb31zv9nEZjN";
 #[test]
 fn genesis_vector() {
     let tree = dir(genesis_entries());
-    let h = commit_hash(
-        &both(&tree, InodeConfig::TEZOS),
-        &[],
-        0,
-        b"Tezos",
-        b"Genesis",
-    );
+    let h = commit_hash(&both(&tree, InodeConfig::TEZOS), &[], 0, b"Tezos", b"Genesis");
     assert_eq!(h.to_string(), GENESIS);
 }
 
@@ -144,18 +111,12 @@ fn commit_on_genesis(tree: &RefTree) -> Hash {
 #[test]
 fn data_vector() {
     let h = commit_on_genesis(&data_tree(&[16, 32, 64, 127]));
-    assert_eq!(
-        h.to_string(),
-        "CoWJsL2ehZ39seTr8inBCJb5tVjW8KGNweJ5cvuVq51mAASrRmim"
-    );
+    assert_eq!(h.to_string(), "CoWJsL2ehZ39seTr8inBCJb5tVjW8KGNweJ5cvuVq51mAASrRmim");
 }
 
 #[test]
 fn data_vector_with_255_byte_step() {
     // A 255-byte step needs a two-byte LEB128 length (0xff 0x01).
     let h = commit_on_genesis(&data_tree(&[16, 32, 64, 127, 255]));
-    assert_eq!(
-        h.to_string(),
-        "CoVexcEHMXmSA2k42aNc5MCDtVJFRs3CC6vcQWYwFoj7EFsBPw1c"
-    );
+    assert_eq!(h.to_string(), "CoVexcEHMXmSA2k42aNc5MCDtVJFRs3CC6vcQWYwFoj7EFsBPw1c");
 }

@@ -1,1 +1,20 @@
-//! arbor: a storage engine for blockchain state.
+//! arbor: a storage engine for blockchain state, compatible with the Tezos context.
+//!
+//! A [`Tree`] is an immutable tree of paths to byte values; a [`Store`] keeps trees as
+//! commits in an append-only log, each named by its Tezos context hash.
+
+pub mod config;
+pub mod error;
+pub mod io;
+pub mod path;
+pub mod tree;
+
+pub use arbor_core::{Hash, InodeConfig};
+pub use config::{Config, Durability};
+pub use error::{Corruption, Error, Result};
+pub use path::{parse_path, Step};
+pub use tree::{Depth, Kind, Order, Tree};
+pub(crate) mod pack;
+pub mod store;
+
+pub use store::{CommitInfo, Store};

@@ -6,16 +6,10 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use arbor::io::{
-    FaultKind, File, FileSystem, MemFs, OpenOptions, OsFs, SyncKind, SyncPoint, TornWrites,
-};
+use arbor::io::{FaultKind, File, FileSystem, MemFs, OpenOptions, OsFs, SyncKind, SyncPoint, TornWrites};
 
 fn rw() -> OpenOptions {
-    OpenOptions {
-        create: true,
-        write: true,
-        truncate: false,
-    }
+    OpenOptions { create: true, write: true, truncate: false }
 }
 
 fn ro() -> OpenOptions {
@@ -67,36 +61,18 @@ fn basic_file_ops(fs: &dyn FileSystem, root: &Path) {
     let r = fs.open(&a, ro()).unwrap();
     assert_eq!(read_all(&*r), b"hel\0\0");
     assert!(r.write_all_at(b"x", 0).is_err());
-    let create_only = OpenOptions {
-        create: true,
-        ..OpenOptions::default()
-    };
-    assert_eq!(
-        fs.open(&dir.join("c"), create_only).unwrap_err().kind(),
-        ErrorKind::InvalidInput
-    );
+    let create_only = OpenOptions { create: true, ..OpenOptions::default() };
+    assert_eq!(fs.open(&dir.join("c"), create_only).unwrap_err().kind(), ErrorKind::InvalidInput);
     assert!(fs.open(&dir, ro()).is_err());
 
     // Truncate on open.
-    let t = fs
-        .open(
-            &a,
-            OpenOptions {
-                write: true,
-                truncate: true,
-                ..OpenOptions::default()
-            },
-        )
-        .unwrap();
+    let t = fs.open(&a, OpenOptions { write: true, truncate: true, ..OpenOptions::default() }).unwrap();
     assert_eq!(t.len().unwrap(), 0);
     t.write_all_at(b"new", 0).unwrap();
 
     // Rename replaces the target; list is sorted.
     let b = dir.join("b");
-    fs.open(&b, rw())
-        .unwrap()
-        .write_all_at(b"old b", 0)
-        .unwrap();
+    fs.open(&b, rw()).unwrap().write_all_at(b"old b", 0).unwrap();
     fs.open(&dir.join("0"), rw()).unwrap();
     assert_eq!(fs.list(&dir).unwrap(), ["0", "a", "b"]);
     fs.rename(&a, &b).unwrap();
@@ -111,19 +87,13 @@ fn basic_file_ops(fs: &dyn FileSystem, root: &Path) {
     assert_eq!(read_all(&*t), b"new");
     assert_eq!(fs.remove_file(&b).unwrap_err().kind(), ErrorKind::NotFound);
     fs.sync_dir(&dir).unwrap();
-    assert_eq!(
-        fs.list(&root.join("missing")).unwrap_err().kind(),
-        ErrorKind::NotFound
-    );
+    assert_eq!(fs.list(&root.join("missing")).unwrap_err().kind(), ErrorKind::NotFound);
 
     // Locks: a second holder is refused until the guard drops.
     let lock = dir.join("LOCK");
     let guard = fs.lock_exclusive(&lock).unwrap();
     assert!(fs.exists(&lock));
-    assert_eq!(
-        fs.lock_exclusive(&lock).unwrap_err().kind(),
-        ErrorKind::WouldBlock
-    );
+    assert_eq!(fs.lock_exclusive(&lock).unwrap_err().kind(), ErrorKind::WouldBlock);
     drop(guard);
     let _guard = fs.lock_exclusive(&lock).unwrap();
 }
@@ -147,14 +117,10 @@ fn osfs_lock_excludes_across_threads() {
     let guard = fs.lock_exclusive(&lock).unwrap();
     let fs2 = fs.clone();
     let lock2 = lock.clone();
-    let kind = std::thread::spawn(move || fs2.lock_exclusive(&lock2).unwrap_err().kind())
-        .join()
-        .unwrap();
+    let kind = std::thread::spawn(move || fs2.lock_exclusive(&lock2).unwrap_err().kind()).join().unwrap();
     assert_eq!(kind, ErrorKind::WouldBlock);
     drop(guard);
-    std::thread::spawn(move || drop(fs.lock_exclusive(&lock).unwrap()))
-        .join()
-        .unwrap();
+    std::thread::spawn(move || drop(fs.lock_exclusive(&lock).unwrap())).join().unwrap();
 }
 
 /// A MemFs with a durable directory `/db`.
@@ -172,11 +138,7 @@ fn synced_data_survives_crash() {
     f.write_all_at(b"durable", 0).unwrap();
     f.sync_data().unwrap();
     fs.sync_dir(p("/db")).unwrap();
-    for torn in [
-        TornWrites::None,
-        TornWrites::Keep(7),
-        TornWrites::Garbage(7),
-    ] {
+    for torn in [TornWrites::None, TornWrites::Keep(7), TornWrites::Garbage(7)] {
         let after = fs.crash(torn);
         assert_eq!(after.file_bytes(p("/db/log")).unwrap(), b"durable");
         assert_eq!(after.list(p("/db")).unwrap(), ["log"]);
@@ -287,10 +249,7 @@ fn torn_prefix_lengths_are_within_durable_and_current() {
 
     let mut lens = std::collections::BTreeSet::new();
     for seed in 0..200 {
-        let bytes = fs
-            .crash(TornWrites::Keep(seed))
-            .file_bytes(p("/db/log"))
-            .unwrap();
+        let bytes = fs.crash(TornWrites::Keep(seed)).file_bytes(p("/db/log")).unwrap();
         assert!((30..=100).contains(&bytes.len()), "len {}", bytes.len());
         assert_eq!(bytes, current[..bytes.len()]);
         lens.insert(bytes.len());
@@ -304,10 +263,7 @@ fn torn_prefix_lengths_are_within_durable_and_current() {
 
     let mut garbled = 0;
     for seed in 0..200 {
-        let bytes = fs
-            .crash(TornWrites::Garbage(seed))
-            .file_bytes(p("/db/log"))
-            .unwrap();
+        let bytes = fs.crash(TornWrites::Garbage(seed)).file_bytes(p("/db/log")).unwrap();
         assert!((31..=100).contains(&bytes.len()), "len {}", bytes.len());
         assert_eq!(bytes[..30], current[..30], "synced bytes must not change");
         if bytes[..] != current[..bytes.len()] {
@@ -339,10 +295,7 @@ fn injected_faults_fire_on_nth_op() {
     assert_eq!(f.sync_data().unwrap_err().kind(), ErrorKind::Other);
     // A failed sync leaves the durable bytes as they were.
     fs.sync_dir(p("/db")).unwrap();
-    assert_eq!(
-        fs.crash(TornWrites::None).file_bytes(p("/db/f")).unwrap(),
-        b"abcd"
-    );
+    assert_eq!(fs.crash(TornWrites::None).file_bytes(p("/db/f")).unwrap(), b"abcd");
 
     fs.fail_after(2, FaultKind::Any);
     f.write_all_at(b"f", 5).unwrap();
@@ -412,10 +365,8 @@ fn sync_hook_sees_every_sync_and_can_crash() {
     fs.sync_dir(p("/db")).unwrap();
 
     let points = points.lock().unwrap();
-    let seen: Vec<(SyncKind, PathBuf, bool, u64)> = points
-        .iter()
-        .map(|s| (s.kind, s.path.clone(), s.before, s.seq))
-        .collect();
+    let seen: Vec<(SyncKind, PathBuf, bool, u64)> =
+        points.iter().map(|s| (s.kind, s.path.clone(), s.before, s.seq)).collect();
     let f_path = PathBuf::from("/db/f");
     let db = PathBuf::from("/db");
     // seq 0 was the sync_dir("/") in memfs_with_db, before the hook.
@@ -431,18 +382,8 @@ fn sync_hook_sees_every_sync_and_can_crash() {
         ]
     );
     let disks = disks.lock().unwrap();
-    let expect: [Option<&[u8]>; 6] = [
-        None,
-        None,
-        None,
-        Some(b"one"),
-        Some(b"one"),
-        Some(b"onetwo"),
-    ];
-    assert_eq!(
-        disks.iter().map(|d| d.as_deref()).collect::<Vec<_>>(),
-        expect
-    );
+    let expect: [Option<&[u8]>; 6] = [None, None, None, Some(b"one"), Some(b"one"), Some(b"onetwo")];
+    assert_eq!(disks.iter().map(|d| d.as_deref()).collect::<Vec<_>>(), expect);
     assert_eq!(fs.stats().syncs, 5);
 }
 
@@ -453,18 +394,11 @@ fn flip_bit_changes_exactly_one_bit() {
     fs.set_file_bytes(p("/db/f"), &data).unwrap();
     fs.flip_bit(p("/db/f"), 17, 5).unwrap();
     let after = fs.file_bytes(p("/db/f")).unwrap();
-    let diff_bits: u32 = data
-        .iter()
-        .zip(&after)
-        .map(|(a, b)| (a ^ b).count_ones())
-        .sum();
+    let diff_bits: u32 = data.iter().zip(&after).map(|(a, b)| (a ^ b).count_ones()).sum();
     assert_eq!(diff_bits, 1);
     assert_eq!(after[17], data[17] ^ (1 << 5));
     // The corruption is on the medium: it survives a crash.
-    assert_eq!(
-        fs.crash(TornWrites::None).file_bytes(p("/db/f")).unwrap(),
-        after
-    );
+    assert_eq!(fs.crash(TornWrites::None).file_bytes(p("/db/f")).unwrap(), after);
     assert!(fs.flip_bit(p("/db/f"), 64, 0).is_err());
     assert!(fs.flip_bit(p("/db/f"), 0, 8).is_err());
     assert!(fs.flip_bit(p("/db/missing"), 0, 0).is_err());
@@ -477,10 +411,7 @@ fn memfs_locks_are_per_file_and_not_carried_over_crash() {
     let guard = fs.lock_exclusive(p("/db/LOCK")).unwrap();
     // Another handle of the same MemFs sees the lock.
     let clone = fs.clone();
-    assert_eq!(
-        clone.lock_exclusive(p("/db/LOCK")).unwrap_err().kind(),
-        ErrorKind::WouldBlock
-    );
+    assert_eq!(clone.lock_exclusive(p("/db/LOCK")).unwrap_err().kind(), ErrorKind::WouldBlock);
     let _other = fs.lock_exclusive(p("/db/OTHER")).unwrap();
     fs.sync_dir(p("/db")).unwrap();
     let after = fs.crash(TornWrites::None);
@@ -492,18 +423,12 @@ fn memfs_locks_are_per_file_and_not_carried_over_crash() {
 #[test]
 fn memfs_namespace_errors() {
     let fs = MemFs::new();
-    assert_eq!(
-        fs.open(p("/nodir/f"), rw()).unwrap_err().kind(),
-        ErrorKind::NotFound
-    );
+    assert_eq!(fs.open(p("/nodir/f"), rw()).unwrap_err().kind(), ErrorKind::NotFound);
     fs.create_dir_all(p("/d/e")).unwrap();
     fs.set_file_bytes(p("/d/f"), b"").unwrap();
     assert!(fs.create_dir_all(p("/d/f/g")).is_err());
     assert!(fs.open(p("/d/f/g"), rw()).is_err());
-    assert_eq!(
-        fs.remove_file(p("/d/e")).unwrap_err().kind(),
-        ErrorKind::IsADirectory
-    );
+    assert_eq!(fs.remove_file(p("/d/e")).unwrap_err().kind(), ErrorKind::IsADirectory);
     assert!(fs.rename(p("/d/f"), p("/d/e")).is_err());
     assert!(fs.rename(p("/d"), p("/d/e/x")).is_err());
     assert!(fs.sync_dir(p("/d/f")).is_err());
@@ -522,10 +447,8 @@ fn concurrent_reads_while_writing() {
     const CHUNKS: u64 = 200;
     let tmp = tempfile::tempdir().unwrap();
     let mem = MemFs::new();
-    let cases: [(Arc<dyn FileSystem>, PathBuf); 2] = [
-        (Arc::new(OsFs), tmp.path().join("f")),
-        (Arc::new(mem), PathBuf::from("/f")),
-    ];
+    let cases: [(Arc<dyn FileSystem>, PathBuf); 2] =
+        [(Arc::new(OsFs), tmp.path().join("f")), (Arc::new(mem), PathBuf::from("/f"))];
     for (fs, path) in cases {
         let f = fs.open(&path, rw()).unwrap();
         // Each chunk is filled with its index, so a reader can tell a torn

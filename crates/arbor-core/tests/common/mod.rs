@@ -3,9 +3,7 @@
 use std::collections::BTreeMap;
 
 use arbor_core::reference::RefTree;
-use arbor_core::{
-    contents_hash, flat_node_hash, inode_tree_hash, inode_values_hash, ChildKind, Hash, InodeConfig,
-};
+use arbor_core::{contents_hash, flat_node_hash, inode_tree_hash, inode_values_hash, ChildKind, Hash, InodeConfig};
 
 /// A hashed directory entry, as a store would hold it.
 type Entry<'a> = (&'a [u8], ChildKind, Hash);
@@ -51,21 +49,12 @@ fn inode_hash(cfg: InodeConfig, depth: u32, entries: &[&Entry<'_>]) -> Hash {
         .filter(|(_, b)| !b.is_empty())
         .map(|(i, b)| (i as u32, inode_hash(cfg, depth + 1, b)))
         .collect();
-    inode_tree_hash(
-        depth,
-        entries.len() as u64,
-        slots.iter().map(|(i, h)| (*i, h)),
-    )
+    inode_tree_hash(depth, entries.len() as u64, slots.iter().map(|(i, h)| (*i, h)))
 }
 
 /// A directory from `(step, child)` pairs.
 pub fn dir<K: AsRef<[u8]>>(children: impl IntoIterator<Item = (K, RefTree)>) -> RefTree {
-    RefTree::Node(
-        children
-            .into_iter()
-            .map(|(k, v)| (k.as_ref().to_vec(), v))
-            .collect::<BTreeMap<_, _>>(),
-    )
+    RefTree::Node(children.into_iter().map(|(k, v)| (k.as_ref().to_vec(), v)).collect::<BTreeMap<_, _>>())
 }
 
 /// A contents value.

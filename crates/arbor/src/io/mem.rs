@@ -122,10 +122,7 @@ impl Default for Inner {
     fn default() -> Self {
         let mut dirs = HashMap::new();
         dirs.insert(ROOT, Dir::default());
-        Inner::with_namespace(Namespace {
-            dirs,
-            next_id: ROOT + 1,
-        })
+        Inner::with_namespace(Namespace { dirs, next_id: ROOT + 1 })
     }
 }
 
@@ -173,11 +170,7 @@ impl FileNode {
     fn new(id: u64, bytes: Vec<u8>) -> Arc<FileNode> {
         Arc::new(FileNode {
             id,
-            data: RwLock::new(FileData {
-                durable: bytes.clone(),
-                current: bytes,
-                dirty_from: usize::MAX,
-            }),
+            data: RwLock::new(FileData { durable: bytes.clone(), current: bytes, dirty_from: usize::MAX }),
         })
     }
 }
@@ -201,9 +194,7 @@ fn components(path: &Path) -> io::Result<Vec<String>> {
                 out.pop();
             }
             Component::Normal(name) => {
-                let name = name
-                    .to_str()
-                    .ok_or_else(|| error(io::ErrorKind::InvalidInput, "non-UTF-8 path", path))?;
+                let name = name.to_str().ok_or_else(|| error(io::ErrorKind::InvalidInput, "non-UTF-8 path", path))?;
                 out.push(name.to_owned());
             }
         }
@@ -233,9 +224,7 @@ impl Namespace {
         for name in names {
             match self.dir(id).current.get(name) {
                 Some(Entry::Dir(d)) => id = *d,
-                Some(Entry::File(_)) => {
-                    return Err(error(io::ErrorKind::NotADirectory, "not a directory", path))
-                }
+                Some(Entry::File(_)) => return Err(error(io::ErrorKind::NotADirectory, "not a directory", path)),
                 None => return Err(error(io::ErrorKind::NotFound, "no such directory", path)),
             }
         }
@@ -243,11 +232,7 @@ impl Namespace {
     }
 
     /// The parent directory and the last name of a non-root path.
-    fn resolve_parent<'a>(
-        &self,
-        names: &'a [String],
-        path: &Path,
-    ) -> io::Result<Option<(u64, &'a String)>> {
+    fn resolve_parent<'a>(&self, names: &'a [String], path: &Path) -> io::Result<Option<(u64, &'a String)>> {
         match names.split_last() {
             None => Ok(None),
             Some((name, parent)) => Ok(Some((self.resolve_dir(parent, path)?, name))),
@@ -263,12 +248,7 @@ impl Namespace {
     }
 
     /// Opens (and maybe creates) the file at `names`.
-    fn open_file(
-        &mut self,
-        names: &[String],
-        path: &Path,
-        create: bool,
-    ) -> io::Result<Arc<FileNode>> {
+    fn open_file(&mut self, names: &[String], path: &Path, create: bool) -> io::Result<Arc<FileNode>> {
         let Some((parent, name)) = self.resolve_parent(names, path)? else {
             return Err(error(io::ErrorKind::IsADirectory, "is a directory", path));
         };
@@ -277,9 +257,7 @@ impl Namespace {
             Some(Entry::Dir(_)) => Err(error(io::ErrorKind::IsADirectory, "is a directory", path)),
             None if create => {
                 let node = FileNode::new(self.new_id(), Vec::new());
-                self.dir_mut(parent)
-                    .current
-                    .insert(name.clone(), Entry::File(node.clone()));
+                self.dir_mut(parent).current.insert(name.clone(), Entry::File(node.clone()));
                 Ok(node)
             }
             None => Err(error(io::ErrorKind::NotFound, "no such file", path)),
@@ -343,19 +321,9 @@ impl Inner {
     }
 
     /// Runs a sync between its two sync points, with fault injection.
-    fn sync_op(
-        &self,
-        kind: SyncKind,
-        path: &Path,
-        op: impl FnOnce() -> io::Result<()>,
-    ) -> io::Result<()> {
+    fn sync_op(&self, kind: SyncKind, path: &Path, op: impl FnOnce() -> io::Result<()>) -> io::Result<()> {
         let seq = self.syncs.fetch_add(1, Ordering::Relaxed);
-        let point = |before| SyncPoint {
-            kind,
-            path: path.to_path_buf(),
-            before,
-            seq,
-        };
+        let point = |before| SyncPoint { kind, path: path.to_path_buf(), before, seq };
         self.call_hook(point(true));
         // A failed sync leaves the durable state as it was.
         self.check_fault(true)?;
@@ -400,26 +368,16 @@ impl MemFs {
                     Entry::File(f) => Entry::File(
                         files
                             .entry(f.id)
-                            .or_insert_with(|| {
-                                FileNode::new(f.id, after_crash(&f.data.read(), torn, &mut rng))
-                            })
+                            .or_insert_with(|| FileNode::new(f.id, after_crash(&f.data.read(), torn, &mut rng)))
                             .clone(),
                     ),
                 };
                 entries.insert(name.clone(), entry);
             }
-            dirs.insert(
-                id,
-                Dir {
-                    current: entries.clone(),
-                    durable: entries,
-                },
-            );
+            dirs.insert(id, Dir { current: entries.clone(), durable: entries });
         }
         let next_id = ns.next_id;
-        MemFs {
-            inner: Arc::new(Inner::with_namespace(Namespace { dirs, next_id })),
-        }
+        MemFs { inner: Arc::new(Inner::with_namespace(Namespace { dirs, next_id })) }
     }
 
     /// Sets the function called before and after every `sync_data` and
@@ -440,10 +398,7 @@ impl MemFs {
     /// fault", once. The failed operation has no effect. Replaces any armed
     /// fault.
     pub fn fail_after(&self, n_ops: u64, kind: FaultKind) {
-        *self.inner.fault.lock() = Some(Fault {
-            remaining: n_ops.max(1),
-            kind,
-        });
+        *self.inner.fault.lock() = Some(Fault { remaining: n_ops.max(1), kind });
     }
 
     /// Disarms a fault set by [`MemFs::fail_after`] that has not fired.
@@ -475,9 +430,7 @@ impl MemFs {
         let names = components(path)?;
         let mut ns = self.inner.ns.lock();
         let node = ns.open_file(&names, path, true)?;
-        let (parent, name) = ns
-            .resolve_parent(&names, path)?
-            .expect("open_file rejects the root");
+        let (parent, name) = ns.resolve_parent(&names, path)?.expect("open_file rejects the root");
         let name = name.clone();
         let dir = ns.dir_mut(parent);
         dir.durable.insert(name, Entry::File(node.clone()));
@@ -500,20 +453,13 @@ impl MemFs {
         let data = &mut *guard;
         let mut flipped = false;
         for bytes in [&mut data.current, &mut data.durable] {
-            if let Some(b) = usize::try_from(byte_offset)
-                .ok()
-                .and_then(|i| bytes.get_mut(i))
-            {
+            if let Some(b) = usize::try_from(byte_offset).ok().and_then(|i| bytes.get_mut(i)) {
                 *b ^= 1 << bit;
                 flipped = true;
             }
         }
         if !flipped {
-            return Err(error(
-                io::ErrorKind::InvalidInput,
-                "offset beyond end of file",
-                path,
-            ));
+            return Err(error(io::ErrorKind::InvalidInput, "offset beyond end of file", path));
         }
         Ok(())
     }
@@ -521,9 +467,7 @@ impl MemFs {
 
 impl fmt::Debug for MemFs {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("MemFs")
-            .field("stats", &self.stats())
-            .finish_non_exhaustive()
+        f.debug_struct("MemFs").field("stats", &self.stats()).finish_non_exhaustive()
     }
 }
 
@@ -535,9 +479,7 @@ impl FileSystem for MemFs {
         for name in &names {
             id = match ns.dir(id).current.get(name) {
                 Some(Entry::Dir(d)) => *d,
-                Some(Entry::File(_)) => {
-                    return Err(error(io::ErrorKind::NotADirectory, "file in the way", path))
-                }
+                Some(Entry::File(_)) => return Err(error(io::ErrorKind::NotADirectory, "file in the way", path)),
                 None => {
                     let new = ns.new_id();
                     ns.dirs.insert(new, Dir::default());
@@ -551,11 +493,7 @@ impl FileSystem for MemFs {
 
     fn open(&self, path: &Path, opts: OpenOptions) -> io::Result<Arc<dyn File>> {
         if (opts.create || opts.truncate) && !opts.write {
-            return Err(error(
-                io::ErrorKind::InvalidInput,
-                "create or truncate without write",
-                path,
-            ));
+            return Err(error(io::ErrorKind::InvalidInput, "create or truncate without write", path));
         }
         let names = components(path)?;
         let mut ns = self.inner.ns.lock();
@@ -566,12 +504,7 @@ impl FileSystem for MemFs {
             data.dirty_from = 0;
         }
         drop(ns);
-        Ok(Arc::new(MemFile {
-            inner: self.inner.clone(),
-            node,
-            path: path.to_path_buf(),
-            writable: opts.write,
-        }))
+        Ok(Arc::new(MemFile { inner: self.inner.clone(), node, path: path.to_path_buf(), writable: opts.write }))
     }
 
     fn exists(&self, path: &Path) -> bool {
@@ -592,15 +525,10 @@ impl FileSystem for MemFs {
         let from_names = components(from)?;
         let to_names = components(to)?;
         let mut ns = self.inner.ns.lock();
-        let (Some((from_dir, from_name)), Some((to_dir, to_name))) = (
-            ns.resolve_parent(&from_names, from)?,
-            ns.resolve_parent(&to_names, to)?,
-        ) else {
-            return Err(error(
-                io::ErrorKind::InvalidInput,
-                "cannot rename the root",
-                from,
-            ));
+        let (Some((from_dir, from_name)), Some((to_dir, to_name))) =
+            (ns.resolve_parent(&from_names, from)?, ns.resolve_parent(&to_names, to)?)
+        else {
+            return Err(error(io::ErrorKind::InvalidInput, "cannot rename the root", from));
         };
         let Some(entry) = ns.dir(from_dir).current.get(from_name).cloned() else {
             return Err(error(io::ErrorKind::NotFound, "no such file", from));
@@ -616,18 +544,10 @@ impl FileSystem for MemFs {
                 return Err(error(io::ErrorKind::NotADirectory, "not a directory", to))
             }
             (Entry::Dir(_), Some(Entry::Dir(d))) if !ns.dir(*d).current.is_empty() => {
-                return Err(error(
-                    io::ErrorKind::DirectoryNotEmpty,
-                    "directory not empty",
-                    to,
-                ))
+                return Err(error(io::ErrorKind::DirectoryNotEmpty, "directory not empty", to))
             }
             (Entry::Dir(_), _) if to_names.starts_with(&from_names) => {
-                return Err(error(
-                    io::ErrorKind::InvalidInput,
-                    "cannot move a directory into itself",
-                    to,
-                ))
+                return Err(error(io::ErrorKind::InvalidInput, "cannot move a directory into itself", to))
             }
             _ => {}
         }
@@ -670,11 +590,7 @@ impl FileSystem for MemFs {
         if !self.inner.locks.lock().insert(node.id) {
             return Err(error(io::ErrorKind::WouldBlock, "already locked", path));
         }
-        Ok(Box::new(MemLockGuard {
-            inner: self.inner.clone(),
-            id: node.id,
-            path: path.to_path_buf(),
-        }))
+        Ok(Box::new(MemLockGuard { inner: self.inner.clone(), id: node.id, path: path.to_path_buf() }))
     }
 }
 
@@ -687,9 +603,7 @@ struct MemLockGuard {
 
 impl fmt::Debug for MemLockGuard {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("MemLockGuard")
-            .field("path", &self.path)
-            .finish_non_exhaustive()
+        f.debug_struct("MemLockGuard").field("path", &self.path).finish_non_exhaustive()
     }
 }
 
@@ -712,10 +626,7 @@ struct MemFile {
 
 impl fmt::Debug for MemFile {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("MemFile")
-            .field("path", &self.path)
-            .field("writable", &self.writable)
-            .finish_non_exhaustive()
+        f.debug_struct("MemFile").field("path", &self.path).field("writable", &self.writable).finish_non_exhaustive()
     }
 }
 
@@ -724,21 +635,13 @@ impl MemFile {
         if self.writable {
             Ok(())
         } else {
-            Err(error(
-                io::ErrorKind::PermissionDenied,
-                "file not opened for writing",
-                &self.path,
-            ))
+            Err(error(io::ErrorKind::PermissionDenied, "file not opened for writing", &self.path))
         }
     }
 
     fn check_len(&self, len: u64) -> io::Result<usize> {
         if len > MAX_FILE_LEN {
-            return Err(error(
-                io::ErrorKind::FileTooLarge,
-                "file too large for MemFs",
-                &self.path,
-            ));
+            return Err(error(io::ErrorKind::FileTooLarge, "file too large for MemFs", &self.path));
         }
         Ok(len as usize)
     }
@@ -773,9 +676,7 @@ impl File for MemFile {
         // Bytes between the old end and `start` became zeros: dirty too.
         data.dirty_from = data.dirty_from.min(start.min(old));
         drop(data);
-        self.inner
-            .bytes_written
-            .fetch_add(bytes.len() as u64, Ordering::Relaxed);
+        self.inner.bytes_written.fetch_add(bytes.len() as u64, Ordering::Relaxed);
         Ok(())
     }
 
@@ -798,10 +699,7 @@ impl File for MemFile {
         self.inner.sync_op(SyncKind::File, &self.path, || {
             let mut guard = self.node.data.write();
             let data = &mut *guard;
-            let keep = data
-                .dirty_from
-                .min(data.durable.len())
-                .min(data.current.len());
+            let keep = data.dirty_from.min(data.durable.len()).min(data.current.len());
             data.durable.truncate(keep);
             data.durable.extend_from_slice(&data.current[keep..]);
             data.dirty_from = usize::MAX;
@@ -816,11 +714,7 @@ fn after_crash(data: &FileData, torn: TornWrites, rng: &mut Rng) -> Vec<u8> {
     let common = cur.len().min(dur.len());
     // First byte where current differs from durable within both lengths.
     let lo = data.dirty_from.min(common);
-    let first_diff = cur[lo..common]
-        .iter()
-        .zip(&dur[lo..common])
-        .position(|(a, b)| a != b)
-        .map_or(common, |i| lo + i);
+    let first_diff = cur[lo..common].iter().zip(&dur[lo..common]).position(|(a, b)| a != b).map_or(common, |i| lo + i);
     let appended = first_diff == dur.len() && cur.len() > dur.len();
     match torn {
         TornWrites::None => dur.clone(),
@@ -832,10 +726,7 @@ fn after_crash(data: &FileData, torn: TornWrites, rng: &mut Rng) -> Vec<u8> {
             out
         }
         TornWrites::Garbage(_) if first_diff < common => {
-            let last_diff = (first_diff..common)
-                .rev()
-                .find(|&i| cur[i] != dur[i])
-                .expect("first_diff differs");
+            let last_diff = (first_diff..common).rev().find(|&i| cur[i] != dur[i]).expect("first_diff differs");
             let mut out = dur.clone();
             garble(&mut out[first_diff..=last_diff], rng);
             out
@@ -883,11 +774,7 @@ mod tests {
     use super::*;
 
     fn write_opts() -> OpenOptions {
-        OpenOptions {
-            create: true,
-            write: true,
-            truncate: false,
-        }
+        OpenOptions { create: true, write: true, truncate: false }
     }
 
     #[test]
@@ -931,10 +818,7 @@ mod tests {
         fs.sync_dir(Path::new("")).unwrap();
         f.write_all_at(&[0xffu8; 8], 20).unwrap();
         for seed in 0..50 {
-            let bytes = fs
-                .crash(TornWrites::Garbage(seed))
-                .file_bytes(Path::new("f"))
-                .unwrap();
+            let bytes = fs.crash(TornWrites::Garbage(seed)).file_bytes(Path::new("f")).unwrap();
             assert_eq!(bytes.len(), 64);
             assert!(bytes[..20].iter().chain(&bytes[28..]).all(|&b| b == 0));
         }

@@ -82,10 +82,7 @@ pub trait File: Send + Sync + std::fmt::Debug {
         while !buf.is_empty() {
             match self.read_at(buf, offset) {
                 Ok(0) => {
-                    return Err(io::Error::new(
-                        io::ErrorKind::UnexpectedEof,
-                        format!("end of file at offset {offset}"),
-                    ))
+                    return Err(io::Error::new(io::ErrorKind::UnexpectedEof, format!("end of file at offset {offset}")))
                 }
                 Ok(n) => {
                     buf = &mut buf[n..];

@@ -39,10 +39,7 @@ impl FileSystem for OsFs {
                 format!("open {}: is a directory", path.display()),
             ));
         }
-        Ok(Arc::new(OsFile {
-            file,
-            path: path.to_path_buf(),
-        }))
+        Ok(Arc::new(OsFile { file, path: path.to_path_buf() }))
     }
 
     fn exists(&self, path: &Path) -> bool {
@@ -53,10 +50,7 @@ impl FileSystem for OsFs {
         let mut names = Vec::new();
         for entry in std::fs::read_dir(dir).map_err(|e| with_path(e, "list", dir))? {
             let name = entry?.file_name().into_string().map_err(|name| {
-                io::Error::new(
-                    io::ErrorKind::InvalidData,
-                    format!("non-UTF-8 file name {name:?} in {}", dir.display()),
-                )
+                io::Error::new(io::ErrorKind::InvalidData, format!("non-UTF-8 file name {name:?} in {}", dir.display()))
             })?;
             names.push(name);
         }
@@ -65,12 +59,8 @@ impl FileSystem for OsFs {
     }
 
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
-        std::fs::rename(from, to).map_err(|e| {
-            io::Error::new(
-                e.kind(),
-                format!("rename {} to {}: {e}", from.display(), to.display()),
-            )
-        })
+        std::fs::rename(from, to)
+            .map_err(|e| io::Error::new(e.kind(), format!("rename {} to {}: {e}", from.display(), to.display())))
     }
 
     fn remove_file(&self, path: &Path) -> io::Result<()> {
@@ -95,10 +85,7 @@ impl FileSystem for OsFs {
         // in this process conflicts too (unlike fcntl locks).
         rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive)
             .map_err(|e| with_path(e.into(), "lock", path))?;
-        Ok(Box::new(OsLockGuard {
-            _file: file,
-            path: path.to_path_buf(),
-        }))
+        Ok(Box::new(OsLockGuard { _file: file, path: path.to_path_buf() }))
     }
 }
 
@@ -110,9 +97,7 @@ struct OsLockGuard {
 
 impl std::fmt::Debug for OsLockGuard {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("OsLockGuard")
-            .field("path", &self.path)
-            .finish_non_exhaustive()
+        f.debug_struct("OsLockGuard").field("path", &self.path).finish_non_exhaustive()
     }
 }
 
@@ -136,8 +121,7 @@ impl File for OsFile {
     }
 
     fn write_all_at(&self, data: &[u8], offset: u64) -> io::Result<()> {
-        FileExt::write_all_at(&self.file, data, offset)
-            .map_err(|e| with_path(e, "write", &self.path))
+        FileExt::write_all_at(&self.file, data, offset).map_err(|e| with_path(e, "write", &self.path))
     }
 
     fn len(&self) -> io::Result<u64> {
@@ -145,9 +129,7 @@ impl File for OsFile {
     }
 
     fn set_len(&self, len: u64) -> io::Result<()> {
-        self.file
-            .set_len(len)
-            .map_err(|e| with_path(e, "set_len", &self.path))
+        self.file.set_len(len).map_err(|e| with_path(e, "set_len", &self.path))
     }
 
     fn sync_data(&self) -> io::Result<()> {
@@ -192,10 +174,7 @@ mod tests {
     #[test]
     fn create_without_write_is_rejected() {
         let dir = tempfile::tempdir().unwrap();
-        let opts = OpenOptions {
-            create: true,
-            ..OpenOptions::default()
-        };
+        let opts = OpenOptions { create: true, ..OpenOptions::default() };
         let err = OsFs.open(&dir.path().join("f"), opts).unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
     }

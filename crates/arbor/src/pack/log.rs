@@ -1,0 +1,283 @@
+//! The append-only log: a sequence of chunk files holding records at global offsets.
+//!
+//! Chunk `k` is the file `pack/<start>.chunk`; it begins with a 32-byte header and holds the
+//! global offsets `[start, start + file length)`. The next chunk starts where the previous one
+//! ends, so offsets are global and never reused. Records never span two chunks.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use parking_lot::RwLock;
+
+use super::record::{parse_frame, FrameError};
+use crate::error::{io_err, Corruption, Error, Result};
+use crate::io::{File, FileSystem, OpenOptions};
+
+/// Bytes of a chunk file header.
+pub(crate) const CHUNK_HEADER_LEN: u64 = 32;
+/// Magic bytes that start every chunk file.
+pub(crate) const CHUNK_MAGIC: &[u8; 8] = b"ARBORPK\x01";
+/// Format version of the log records this build writes and reads.
+pub(crate) const FORMAT_VERSION: u32 = 1;
+/// How many bytes a record read asks for first; most records are smaller.
+const FIRST_READ: usize = 512;
+
+/// One chunk file.
+#[derive(Debug)]
+pub(crate) struct Chunk {
+    pub start: u64,
+    pub file: Arc<dyn File>,
+    pub path: PathBuf,
+}
+
+/// The chunk files of a store and the end of the data readers may see.
+#[derive(Debug)]
+pub(crate) struct Log {
+    pub fs: Arc<dyn FileSystem>,
+    pub dir: PathBuf,
+    pub uid: u64,
+    chunks: RwLock<Vec<Arc<Chunk>>>,
+    end: AtomicU64,
+}
+
+fn chunk_name(start: u64) -> String {
+    format!("{start:020}.chunk")
+}
+
+fn header_bytes(start: u64, uid: u64) -> [u8; CHUNK_HEADER_LEN as usize] {
+    let mut h = [0u8; CHUNK_HEADER_LEN as usize];
+    h[..8].copy_from_slice(CHUNK_MAGIC);
+    h[8..12].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
+    h[12..20].copy_from_slice(&start.to_le_bytes());
+    h[20..28].copy_from_slice(&uid.to_le_bytes());
+    let crc = crc32c::crc32c(&h[..28]);
+    h[28..].copy_from_slice(&crc.to_le_bytes());
+    h
+}
+
+impl Log {
+    /// Opens the chunk files under `dir` (created if missing, with a first chunk when empty
+    /// and `create` is set). Chunks whose header is torn are dropped when `repair` is set:
+    /// they can only be the last, created by a writer that died before syncing it.
+    pub fn open(fs: Arc<dyn FileSystem>, dir: &Path, uid: u64, writable: bool) -> Result<Log> {
+        let mut chunks = Vec::new();
+        if writable {
+            fs.create_dir_all(dir).map_err(io_err("creating", dir))?;
+        }
+        let names = if fs.exists(dir) { fs.list(dir).map_err(io_err("listing", dir))? } else { Vec::new() };
+        let opts = OpenOptions { create: false, write: writable, truncate: false };
+        for name in names.iter().filter(|n| n.ends_with(".chunk")) {
+            let path = dir.join(name);
+            let file = fs.open(&path, opts).map_err(io_err("opening", &path))?;
+            let mut h = [0u8; CHUNK_HEADER_LEN as usize];
+            let len = file.len().map_err(io_err("reading the length of", &path))?;
+            let valid = len >= CHUNK_HEADER_LEN && {
+                file.read_exact_at(&mut h, 0).map_err(io_err("reading", &path))?;
+                u32::from_le_bytes(h[28..].try_into().expect("4")) == crc32c::crc32c(&h[..28])
+            };
+            if !valid {
+                // A torn header: the chunk was being created when the writer died.
+                let later = names.iter().any(|n| n.ends_with(".chunk") && n.as_str() > name.as_str());
+                if writable && !later {
+                    fs.remove_file(&path).map_err(io_err("removing a torn chunk", &path))?;
+                    continue;
+                }
+                if !writable && !later {
+                    continue;
+                }
+                return Err(Error::Corrupt { file: path, offset: 0, kind: Corruption::BadMagic });
+            }
+            if &h[..8] != CHUNK_MAGIC {
+                return Err(Error::Corrupt { file: path, offset: 0, kind: Corruption::BadMagic });
+            }
+            let version = u32::from_le_bytes(h[8..12].try_into().expect("4"));
+            if version != FORMAT_VERSION {
+                return Err(Error::UnsupportedVersion { file: path, found: version, supported: FORMAT_VERSION });
+            }
+            let start = u64::from_le_bytes(h[12..20].try_into().expect("8"));
+            if chunk_name(start) != *name {
+                return Err(Error::Corrupt { file: path, offset: 12, kind: Corruption::BadEncoding("chunk start") });
+            }
+            chunks.push(Arc::new(Chunk { start, file, path }));
+        }
+        let log = Log { fs, dir: dir.to_path_buf(), uid, chunks: RwLock::new(chunks), end: AtomicU64::new(0) };
+        if writable && log.chunks.read().is_empty() {
+            log.new_chunk(0)?;
+        }
+        let first = log.chunks.read().first().map(|c| c.start + CHUNK_HEADER_LEN).unwrap_or(CHUNK_HEADER_LEN);
+        log.end.store(first, Ordering::Release);
+        Ok(log)
+    }
+
+    /// Creates, syncs and registers a new chunk starting at global offset `start`.
+    pub fn new_chunk(&self, start: u64) -> Result<Arc<Chunk>> {
+        let path = self.dir.join(chunk_name(start));
+        let opts = OpenOptions { create: true, write: true, truncate: true };
+        let file = self.fs.open(&path, opts).map_err(io_err("creating", &path))?;
+        file.write_all_at(&header_bytes(start, self.uid), 0).map_err(io_err("writing", &path))?;
+        file.sync_data().map_err(io_err("syncing", &path))?;
+        self.fs.sync_dir(&self.dir).map_err(io_err("syncing", &self.dir))?;
+        let chunk = Arc::new(Chunk { start, file, path });
+        self.chunks.write().push(chunk.clone());
+        Ok(chunk)
+    }
+
+    /// Every chunk, in offset order.
+    pub fn chunks(&self) -> Vec<Arc<Chunk>> {
+        self.chunks.read().clone()
+    }
+
+    /// Removes chunks starting at or after `start` (a recovery of a torn tail).
+    pub fn drop_chunks_from(&self, start: u64) -> Result<()> {
+        let mut chunks = self.chunks.write();
+        while chunks.last().is_some_and(|c| c.start >= start && chunks.len() > 1) {
+            let c = chunks.pop().expect("non-empty");
+            self.fs.remove_file(&c.path).map_err(io_err("removing", &c.path))?;
+        }
+        self.fs.sync_dir(&self.dir).map_err(io_err("syncing", &self.dir))
+    }
+
+    /// The end of the data readers may see: every record below it is complete and durable
+    /// under the store's policy.
+    pub fn end(&self) -> u64 {
+        self.end.load(Ordering::Acquire)
+    }
+
+    /// Publishes a new end (after a commit is written).
+    pub fn set_end(&self, end: u64) {
+        self.end.store(end, Ordering::Release);
+    }
+
+    /// The chunk holding `offset`, and where that chunk's readable bytes end.
+    fn locate(&self, offset: u64) -> Option<(Arc<Chunk>, u64)> {
+        let chunks = self.chunks.read();
+        let i = chunks.partition_point(|c| c.start <= offset).checked_sub(1)?;
+        let limit = chunks.get(i + 1).map_or(self.end(), |n| n.start.min(self.end()));
+        Some((chunks[i].clone(), limit))
+    }
+
+    /// Reads the record at global `offset`: its kind and body.
+    pub fn read(&self, offset: u64) -> Result<(u8, Vec<u8>)> {
+        let Some((chunk, limit)) = self.locate(offset) else {
+            return Err(self.dangling(offset));
+        };
+        if offset < chunk.start + CHUNK_HEADER_LEN || offset >= limit {
+            return Err(self.dangling(offset));
+        }
+        let avail = (limit - offset) as usize;
+        let at = offset - chunk.start;
+        let corrupt = |kind| Error::Corrupt { file: chunk.path.clone(), offset: at, kind };
+        let mut buf = vec![0u8; FIRST_READ.min(avail)];
+        chunk.file.read_exact_at(&mut buf, at).map_err(io_err("reading", &chunk.path))?;
+        let frame = match parse_frame(&buf) {
+            Ok(f) => f,
+            Err(FrameError::NeedMore(n)) if n <= avail => {
+                let have = buf.len();
+                buf.resize(n, 0);
+                chunk.file.read_exact_at(&mut buf[have..], at + have as u64).map_err(io_err("reading", &chunk.path))?;
+                match parse_frame(&buf) {
+                    Ok(f) => f,
+                    Err(e) => return Err(corrupt(frame_corruption(e))),
+                }
+            }
+            Err(e) => return Err(corrupt(frame_corruption(e))),
+        };
+        buf.truncate(frame.body_start + frame.body_len);
+        buf.drain(..frame.body_start);
+        Ok((frame.kind, buf))
+    }
+
+    /// The error for a pointer outside the data.
+    pub fn dangling(&self, offset: u64) -> Error {
+        Error::Corrupt { file: self.dir.clone(), offset, kind: Corruption::DanglingOffset(offset) }
+    }
+}
+
+/// The corruption a frame error means once no more bytes can come.
+pub(crate) fn frame_corruption(e: FrameError) -> Corruption {
+    match e {
+        FrameError::NeedMore(_) => Corruption::Truncated,
+        FrameError::BadLength => Corruption::BadEncoding("record length"),
+        FrameError::Checksum { stored, computed } => Corruption::Checksum { stored, computed },
+    }
+}
+
+/// Appends records at the end of the log, buffering them until `flush`.
+#[derive(Debug)]
+pub(crate) struct LogWriter {
+    chunk: Arc<Chunk>,
+    /// Global offset of the next record.
+    pos: u64,
+    /// Bytes not yet written to the file, starting at global offset `buf_start`.
+    buf: Vec<u8>,
+    buf_start: u64,
+    /// Reused for encoding record bodies.
+    pub scratch: Vec<u8>,
+}
+
+/// Buffered bytes above which `append` writes them out, to bound memory on huge commits.
+const FLUSH_AT: usize = 8 << 20;
+
+impl LogWriter {
+    /// A writer appending at `pos` in the last chunk.
+    pub fn new(log: &Log, pos: u64) -> LogWriter {
+        let chunk = log.chunks().last().cloned().expect("a writable log has a chunk");
+        LogWriter { chunk, pos, buf: Vec::new(), buf_start: pos, scratch: Vec::new() }
+    }
+
+    /// Global offset the next record will get.
+    pub fn pos(&self) -> u64 {
+        self.pos
+    }
+
+    /// Appends a record; returns its global offset.
+    pub fn append(&mut self, kind: u8, body: &[u8]) -> Result<u64> {
+        let at = self.pos;
+        let before = self.buf.len();
+        super::record::frame(&mut self.buf, kind, body);
+        self.pos += (self.buf.len() - before) as u64;
+        if self.buf.len() >= FLUSH_AT {
+            self.flush()?;
+        }
+        Ok(at)
+    }
+
+    /// Appends the record whose body is in `self.scratch`.
+    pub fn append_scratch(&mut self, kind: u8) -> Result<u64> {
+        let body = std::mem::take(&mut self.scratch);
+        let r = self.append(kind, &body);
+        self.scratch = body;
+        self.scratch.clear();
+        r
+    }
+
+    /// Writes buffered records to the chunk file.
+    pub fn flush(&mut self) -> Result<()> {
+        if self.buf.is_empty() {
+            return Ok(());
+        }
+        let at = self.buf_start - self.chunk.start;
+        self.chunk.file.write_all_at(&self.buf, at).map_err(io_err("appending to", &self.chunk.path))?;
+        self.buf_start += self.buf.len() as u64;
+        self.buf.clear();
+        Ok(())
+    }
+
+    /// Makes everything flushed durable.
+    pub fn sync(&mut self) -> Result<()> {
+        self.chunk.file.sync_data().map_err(io_err("syncing", &self.chunk.path))
+    }
+
+    /// Starts a new chunk if the current one holds at least `chunk_bytes`. Call between commits.
+    pub fn maybe_roll(&mut self, log: &Log, chunk_bytes: u64) -> Result<()> {
+        debug_assert!(self.buf.is_empty());
+        if self.pos - self.chunk.start < chunk_bytes {
+            return Ok(());
+        }
+        self.chunk = log.new_chunk(self.pos)?;
+        self.pos += CHUNK_HEADER_LEN;
+        self.buf_start = self.pos;
+        Ok(())
+    }
+}

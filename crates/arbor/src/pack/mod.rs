@@ -1,0 +1,5 @@
+//! The on-disk log: chunk files of checksummed records, and the control file.
+
+pub(crate) mod control;
+pub(crate) mod log;
+pub(crate) mod record;

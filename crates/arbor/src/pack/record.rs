@@ -1,0 +1,335 @@
+//! Log records: framing, checksums, and the body encodings of each object kind.
+//!
+//! ```text
+//! record := kind:u8 | body_len:leb128 | body | crc32c(kind | body_len | body):u32 LE
+//! ```
+//! Children are always written before their parents, so a parent refers to a child by the
+//! distance back from its own offset (`back`, a LEB128 varint), which is small and never
+//! changes. See docs/FORMAT.md for every body.
+
+use arbor_core::leb128;
+use arbor_core::{ChildKind, Hash};
+
+/// Record kind bytes.
+pub(crate) mod kind {
+    /// A value too large to be inlined.
+    pub const CONTENTS: u8 = 0x01;
+    /// A directory of at most `stable_hash` entries.
+    pub const FLAT_DIR: u8 = 0x02;
+    /// An inode holding bindings.
+    pub const INODE_VALUES: u8 = 0x03;
+    /// An inode holding child inodes by slot (the root of a large directory is one, at depth 0).
+    pub const INODE_TREE: u8 = 0x04;
+    /// A commit.
+    pub const COMMIT: u8 = 0x05;
+    /// A named head set or removed.
+    pub const HEAD: u8 = 0x06;
+}
+
+/// Entry tags inside FLAT_DIR and INODE_VALUES bodies.
+pub(crate) mod tag {
+    /// Value bytes follow inline.
+    pub const INLINE: u8 = 0x00;
+    /// A CONTENTS record: back distance and hash follow.
+    pub const CONTENTS: u8 = 0x01;
+    /// A directory record (FLAT_DIR or INODE_TREE): back distance and hash follow.
+    pub const DIR: u8 = 0x02;
+}
+
+/// Appends a framed record to `out`.
+pub(crate) fn frame(out: &mut Vec<u8>, kind: u8, body: &[u8]) {
+    let start = out.len();
+    out.push(kind);
+    leb128::write_u64(out, body.len() as u64);
+    out.extend_from_slice(body);
+    let crc = crc32c::crc32c(&out[start..]);
+    out.extend_from_slice(&crc.to_le_bytes());
+}
+
+/// Why a frame could not be read.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum FrameError {
+    /// More bytes are needed: at least this many in total from the record start.
+    NeedMore(usize),
+    /// The length prefix is malformed.
+    BadLength,
+    /// The checksum does not match.
+    Checksum { stored: u32, computed: u32 },
+}
+
+/// A decoded frame: kind, body range within the buffer, total length.
+#[derive(Debug)]
+pub(crate) struct Frame {
+    pub kind: u8,
+    pub body_start: usize,
+    pub body_len: usize,
+    pub total: usize,
+}
+
+/// Parses the frame at the start of `buf`, checking its checksum.
+pub(crate) fn parse_frame(buf: &[u8]) -> Result<Frame, FrameError> {
+    if buf.is_empty() {
+        return Err(FrameError::NeedMore(1 + 1 + 4));
+    }
+    let kind = buf[0];
+    let (len, n) = match leb128::read_u64(&buf[1..]) {
+        Some(x) => x,
+        None if buf.len() > leb128::MAX_LEN => return Err(FrameError::BadLength),
+        None => return Err(FrameError::NeedMore(1 + leb128::MAX_LEN)),
+    };
+    let body_len = usize::try_from(len).map_err(|_| FrameError::BadLength)?;
+    let body_start = 1 + n;
+    let total = body_start.checked_add(body_len).and_then(|x| x.checked_add(4)).ok_or(FrameError::BadLength)?;
+    if buf.len() < total {
+        return Err(FrameError::NeedMore(total));
+    }
+    let stored = u32::from_le_bytes(buf[total - 4..total].try_into().expect("4 bytes"));
+    let computed = crc32c::crc32c(&buf[..total - 4]);
+    if stored != computed {
+        return Err(FrameError::Checksum { stored, computed });
+    }
+    Ok(Frame { kind, body_start, body_len, total })
+}
+
+/// A child reference inside a body, before it becomes a tree pointer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum ChildRef<'a> {
+    Inline(&'a [u8]),
+    Ref { back: u64, hash: Hash, kind: ChildKind },
+}
+
+/// Encodes one binding of a FLAT_DIR or INODE_VALUES body.
+pub(crate) fn put_entry(out: &mut Vec<u8>, step: &[u8], child: &ChildRef<'_>) {
+    leb128::write_u64(out, step.len() as u64);
+    out.extend_from_slice(step);
+    match child {
+        ChildRef::Inline(v) => {
+            out.push(tag::INLINE);
+            leb128::write_u64(out, v.len() as u64);
+            out.extend_from_slice(v);
+        }
+        ChildRef::Ref { back, hash, kind } => {
+            out.push(match kind {
+                ChildKind::Contents => tag::CONTENTS,
+                ChildKind::Node => tag::DIR,
+            });
+            leb128::write_u64(out, *back);
+            out.extend_from_slice(hash.as_bytes());
+        }
+    }
+}
+
+/// A cursor over a record body; every read fails cleanly on truncated input.
+pub(crate) struct Reader<'a> {
+    buf: &'a [u8],
+    pos: usize,
+}
+
+/// Short description of what failed to decode.
+pub(crate) type DecodeError = &'static str;
+
+impl<'a> Reader<'a> {
+    pub fn new(buf: &'a [u8]) -> Reader<'a> {
+        Reader { buf, pos: 0 }
+    }
+
+    pub fn is_done(&self) -> bool {
+        self.pos == self.buf.len()
+    }
+
+    pub fn leb(&mut self) -> Result<u64, DecodeError> {
+        let (v, n) = leb128::read_u64(&self.buf[self.pos..]).ok_or("bad varint")?;
+        self.pos += n;
+        Ok(v)
+    }
+
+    pub fn len(&mut self) -> Result<usize, DecodeError> {
+        let v = self.leb()?;
+        let v = usize::try_from(v).map_err(|_| "length overflow")?;
+        if v > self.buf.len() - self.pos {
+            return Err("length past the end of the record");
+        }
+        Ok(v)
+    }
+
+    pub fn bytes(&mut self, n: usize) -> Result<&'a [u8], DecodeError> {
+        if n > self.buf.len() - self.pos {
+            return Err("truncated body");
+        }
+        let s = &self.buf[self.pos..self.pos + n];
+        self.pos += n;
+        Ok(s)
+    }
+
+    pub fn u8(&mut self) -> Result<u8, DecodeError> {
+        Ok(self.bytes(1)?[0])
+    }
+
+    pub fn hash(&mut self) -> Result<Hash, DecodeError> {
+        Ok(Hash(self.bytes(32)?.try_into().expect("32 bytes")))
+    }
+
+    pub fn u64_le(&mut self) -> Result<u64, DecodeError> {
+        Ok(u64::from_le_bytes(self.bytes(8)?.try_into().expect("8 bytes")))
+    }
+
+    /// One binding: step and child reference.
+    pub fn entry(&mut self) -> Result<(&'a [u8], ChildRef<'a>), DecodeError> {
+        let n = self.len()?;
+        if n == 0 {
+            return Err("empty step");
+        }
+        let step = self.bytes(n)?;
+        let child = match self.u8()? {
+            tag::INLINE => {
+                let n = self.len()?;
+                ChildRef::Inline(self.bytes(n)?)
+            }
+            t @ (tag::CONTENTS | tag::DIR) => {
+                let back = self.leb()?;
+                let hash = self.hash()?;
+                let kind = if t == tag::CONTENTS { ChildKind::Contents } else { ChildKind::Node };
+                ChildRef::Ref { back, hash, kind }
+            }
+            _ => return Err("unknown entry tag"),
+        };
+        Ok((step, child))
+    }
+}
+
+/// A decoded COMMIT body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct CommitBody {
+    pub tree_hash: Hash,
+    pub tree_back: u64,
+    /// Parent hashes with their log offsets when known to this store.
+    pub parents: Vec<(Hash, Option<u64>)>,
+    pub date: i64,
+    pub author: Vec<u8>,
+    pub message: Vec<u8>,
+}
+
+impl CommitBody {
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(self.tree_hash.as_bytes());
+        leb128::write_u64(out, self.tree_back);
+        leb128::write_u64(out, self.parents.len() as u64);
+        for (h, off) in &self.parents {
+            out.extend_from_slice(h.as_bytes());
+            leb128::write_u64(out, off.map_or(0, |o| o + 1));
+        }
+        out.extend_from_slice(&self.date.to_le_bytes());
+        leb128::write_u64(out, self.author.len() as u64);
+        out.extend_from_slice(&self.author);
+        leb128::write_u64(out, self.message.len() as u64);
+        out.extend_from_slice(&self.message);
+    }
+
+    pub fn decode(body: &[u8]) -> Result<CommitBody, DecodeError> {
+        let mut r = Reader::new(body);
+        let tree_hash = r.hash()?;
+        let tree_back = r.leb()?;
+        let np = r.len()?;
+        let mut parents = Vec::with_capacity(np);
+        for _ in 0..np {
+            let h = r.hash()?;
+            let off = r.leb()?;
+            parents.push((h, off.checked_sub(1)));
+        }
+        let date = r.u64_le()? as i64;
+        let n = r.len()?;
+        let author = r.bytes(n)?.to_vec();
+        let n = r.len()?;
+        let message = r.bytes(n)?.to_vec();
+        if !r.is_done() {
+            return Err("trailing bytes in commit");
+        }
+        Ok(CommitBody { tree_hash, tree_back, parents, date, author, message })
+    }
+}
+
+/// A decoded HEAD body: a named head set to a commit, or removed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct HeadBody {
+    pub name: String,
+    pub target: Option<(Hash, u64)>,
+}
+
+impl HeadBody {
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        leb128::write_u64(out, self.name.len() as u64);
+        out.extend_from_slice(self.name.as_bytes());
+        match &self.target {
+            None => out.push(0),
+            Some((h, off)) => {
+                out.push(1);
+                out.extend_from_slice(h.as_bytes());
+                leb128::write_u64(out, *off);
+            }
+        }
+    }
+
+    pub fn decode(body: &[u8]) -> Result<HeadBody, DecodeError> {
+        let mut r = Reader::new(body);
+        let n = r.len()?;
+        let name = std::str::from_utf8(r.bytes(n)?).map_err(|_| "head name is not UTF-8")?.to_string();
+        let target = match r.u8()? {
+            0 => None,
+            1 => Some((r.hash()?, r.leb()?)),
+            _ => return Err("bad head flag"),
+        };
+        if !r.is_done() {
+            return Err("trailing bytes in head");
+        }
+        Ok(HeadBody { name, target })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frame_round_trip_and_checksum() {
+        let mut out = Vec::new();
+        frame(&mut out, kind::CONTENTS, b"hello");
+        let f = parse_frame(&out).unwrap();
+        assert_eq!((f.kind, &out[f.body_start..f.body_start + f.body_len]), (kind::CONTENTS, &b"hello"[..]));
+        assert_eq!(f.total, out.len());
+        assert!(matches!(parse_frame(&out[..out.len() - 1]), Err(FrameError::NeedMore(_))));
+        out[3] ^= 1;
+        assert!(matches!(parse_frame(&out), Err(FrameError::Checksum { .. })));
+    }
+
+    #[test]
+    fn commit_round_trip() {
+        let c = CommitBody {
+            tree_hash: Hash([7; 32]),
+            tree_back: 99,
+            parents: vec![(Hash([1; 32]), Some(0)), (Hash([2; 32]), None)],
+            date: -5,
+            author: b"Tezos".to_vec(),
+            message: b"m".to_vec(),
+        };
+        let mut b = Vec::new();
+        c.encode(&mut b);
+        assert_eq!(CommitBody::decode(&b).unwrap(), c);
+        assert!(CommitBody::decode(&b[..b.len() - 1]).is_err());
+    }
+
+    #[test]
+    fn entries_reject_truncation() {
+        let mut b = Vec::new();
+        put_entry(&mut b, b"step", &ChildRef::Ref { back: 5, hash: Hash([3; 32]), kind: ChildKind::Node });
+        put_entry(&mut b, b"v", &ChildRef::Inline(b"xyz"));
+        let mut r = Reader::new(&b);
+        assert_eq!(r.entry().unwrap().0, b"step");
+        assert_eq!(r.entry().unwrap().1, ChildRef::Inline(b"xyz"));
+        assert!(r.is_done());
+        for cut in 0..b.len() {
+            let mut r = Reader::new(&b[..cut]);
+            let ok = r.entry().is_ok() && r.entry().is_ok();
+            assert!(!ok, "truncated at {cut} decoded");
+        }
+    }
+}

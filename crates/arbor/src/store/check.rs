@@ -1,0 +1,247 @@
+//! fsck and statistics over every object reachable from the commits.
+
+use std::collections::{HashMap, HashSet};
+
+use arbor_core::{commit_hash, contents_hash, ChildKind, Hash};
+
+use super::Store;
+use crate::error::{Error, Result};
+use crate::pack::record::kind;
+use crate::tree::{Dir, DirBody, IPtr, Inode, InodeBody, Ptr};
+
+/// What fsck found.
+#[derive(Debug, Default, Clone)]
+pub struct FsckReport {
+    /// Commits checked.
+    pub commits: u64,
+    /// Distinct objects checked (checksum, decoding and hash).
+    pub objects: u64,
+    /// Problems found, each naming the file and offset; empty when the store is sound.
+    pub errors: Vec<String>,
+}
+
+/// Statistics of the objects reachable from every commit (each object counted once).
+#[derive(Debug, Default, Clone)]
+pub struct StoreStats {
+    /// Commits.
+    pub commits: u64,
+    /// Size of the log in bytes.
+    pub log_bytes: u64,
+    /// Distinct records per kind: contents, flat directories, values inodes, tree inodes.
+    pub records: [u64; 4],
+    /// Bytes of those records (with framing) per kind, same order.
+    pub record_bytes: [u64; 4],
+    /// Values stored inline in their parent's record.
+    pub inlined_values: u64,
+    /// Values stored as records of their own.
+    pub separate_values: u64,
+    /// Number of values (inline or not) by path depth: `depths[d]` values at depth `d`.
+    pub depths: Vec<u64>,
+    /// Largest directory seen (entries).
+    pub max_dir_entries: u64,
+}
+
+/// Gives up after this many errors: a badly damaged store would otherwise flood the report.
+const MAX_ERRORS: usize = 100;
+
+struct Walk<'a> {
+    store: &'a Store,
+    seen: HashSet<u64>,
+    inode_counts: HashMap<u64, u64>,
+    stats: StoreStats,
+    errors: Vec<String>,
+    objects: u64,
+}
+
+fn slot_index(k: u8) -> usize {
+    match k {
+        kind::CONTENTS => 0,
+        kind::FLAT_DIR => 1,
+        kind::INODE_VALUES => 2,
+        _ => 3,
+    }
+}
+
+impl Walk<'_> {
+    fn fail(&mut self, e: impl ToString) {
+        if self.errors.len() < MAX_ERRORS {
+            self.errors.push(e.to_string());
+        }
+    }
+
+    fn record_size(&mut self, offset: u64) -> Result<u8> {
+        let (k, body) = self.store.shared.loader.log.read(offset)?;
+        let framed = 1 + arbor_core::leb128::len_u64(body.len() as u64) as u64 + body.len() as u64 + 4;
+        self.stats.records[slot_index(k)] += 1;
+        self.stats.record_bytes[slot_index(k)] += framed;
+        self.objects += 1;
+        Ok(k)
+    }
+
+    fn mismatch(&self, offset: u64, expected: Hash, actual: Hash) -> Error {
+        Error::Corrupt {
+            file: self.store.shared.loader.file_of(offset),
+            offset,
+            kind: crate::error::Corruption::HashMismatch { expected, actual },
+        }
+    }
+
+    fn depth_value(&mut self, depth: usize) {
+        if self.stats.depths.len() <= depth {
+            self.stats.depths.resize(depth + 1, 0);
+        }
+        self.stats.depths[depth] += 1;
+    }
+
+    fn child(&mut self, p: &Ptr, depth: usize) -> Result<()> {
+        match p {
+            Ptr::Value(_) => {
+                self.stats.inlined_values += 1;
+                self.depth_value(depth);
+                Ok(())
+            }
+            Ptr::Dir(_) => Ok(()),
+            Ptr::Disk(d) => match d.kind {
+                ChildKind::Contents => {
+                    self.stats.separate_values += 1;
+                    self.depth_value(depth);
+                    if !self.seen.insert(d.offset) {
+                        return Ok(());
+                    }
+                    self.record_size(d.offset)?;
+                    let v = self.store.shared.loader.load_value(d)?;
+                    let actual = contents_hash(&v.bytes);
+                    if actual != d.hash {
+                        return Err(self.mismatch(d.offset, d.hash, actual));
+                    }
+                    Ok(())
+                }
+                ChildKind::Node => self.dir(d.offset, d.hash, depth),
+            },
+        }
+    }
+
+    fn dir(&mut self, offset: u64, expected: Hash, depth: usize) -> Result<()> {
+        if !self.seen.insert(offset) {
+            return Ok(());
+        }
+        self.record_size(offset)?;
+        let dir: Dir = self.store.shared.loader.decode_dir(offset, None)?;
+        self.stats.max_dir_entries = self.stats.max_dir_entries.max(dir.len());
+        match &dir.body {
+            DirBody::Flat(entries) => {
+                for (_, p) in entries {
+                    self.child(p, depth + 1)?;
+                }
+            }
+            DirBody::Large(root) => {
+                self.inode_children(root, offset, depth)?;
+            }
+        }
+        let actual = *dir.hash();
+        if actual != expected {
+            return Err(self.mismatch(offset, expected, actual));
+        }
+        Ok(())
+    }
+
+    /// Checks the children of an inode and that its count adds up.
+    fn inode_children(&mut self, node: &Inode, offset: u64, depth: usize) -> Result<()> {
+        match &node.body {
+            InodeBody::Values(entries) => {
+                for (_, p) in entries {
+                    self.child(p, depth + 1)?;
+                }
+            }
+            InodeBody::Tree(slots) => {
+                let mut sum = 0;
+                for s in slots {
+                    if let IPtr::Disk { offset: o, hash } = s {
+                        sum += self.inode(*o, *hash, node.depth + 1, depth)?;
+                    }
+                }
+                if sum != node.count {
+                    return Err(Error::Corrupt {
+                        file: self.store.shared.loader.file_of(offset),
+                        offset,
+                        kind: crate::error::Corruption::BadEncoding("inode count differs from its children's"),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn inode(&mut self, offset: u64, expected: Hash, inode_depth: u32, depth: usize) -> Result<u64> {
+        if let Some(c) = self.inode_counts.get(&offset) {
+            return Ok(*c);
+        }
+        self.seen.insert(offset);
+        self.record_size(offset)?;
+        let node = self.store.shared.loader.decode_inode(offset, None, inode_depth)?;
+        self.inode_children(&node, offset, depth)?;
+        let actual = *node.hash();
+        if actual != expected {
+            return Err(self.mismatch(offset, expected, actual));
+        }
+        self.inode_counts.insert(offset, node.count);
+        Ok(node.count)
+    }
+
+    fn run(&mut self) {
+        let commits = self.store.shared.order.read().clone();
+        for (hash, offset) in commits {
+            if self.errors.len() >= MAX_ERRORS {
+                break;
+            }
+            self.stats.commits += 1;
+            let r = (|| {
+                let c = self.store.read_commit(offset)?;
+                let parents: Vec<Hash> = c.parents.iter().map(|p| p.0).collect();
+                let actual = commit_hash(&c.tree_hash, &parents, c.date, &c.author, &c.message);
+                if actual != hash {
+                    return Err(self.mismatch(offset, hash, actual));
+                }
+                let tree = self.store.checkout(&hash)?;
+                if let Ptr::Disk(d) = &tree.root {
+                    self.dir(d.offset, d.hash, 0)?;
+                }
+                Ok(())
+            })();
+            if let Err(e) = r {
+                self.fail(format!("commit {hash}: {e}"));
+            }
+        }
+    }
+}
+
+impl Store {
+    fn walk(&self) -> Walk<'_> {
+        let mut w = Walk {
+            store: self,
+            seen: HashSet::new(),
+            inode_counts: HashMap::new(),
+            stats: StoreStats { log_bytes: self.log_bytes(), ..StoreStats::default() },
+            errors: Vec::new(),
+            objects: 0,
+        };
+        w.run();
+        w
+    }
+
+    /// Reads every object reachable from every commit, checking checksums, encodings,
+    /// inode counts and hashes. Problems are reported, not returned as an error.
+    pub fn fsck(&self) -> FsckReport {
+        let w = self.walk();
+        FsckReport { commits: w.stats.commits, objects: w.objects, errors: w.errors }
+    }
+
+    /// Statistics of every object reachable from the commits.
+    pub fn stats(&self) -> Result<StoreStats> {
+        let w = self.walk();
+        match w.errors.into_iter().next() {
+            Some(e) => Err(Error::InvalidArgument(format!("store fails fsck: {e}"))),
+            None => Ok(w.stats),
+        }
+    }
+}

@@ -1,0 +1,428 @@
+//! The store: commits of trees in an append-only log (Tezos `Context.index` and its
+//! `checkout` / `commit`).
+
+mod check;
+mod index;
+mod load;
+mod open;
+mod recover;
+mod write;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use arbor_core::{commit_hash, Hash};
+use parking_lot::{Mutex, RwLock};
+
+pub use check::{FsckReport, StoreStats};
+pub use write::WriteStats;
+
+use crate::config::{Config, Durability};
+use crate::error::{Error, Result};
+use crate::io::LockGuard;
+use crate::pack::control::Control;
+use crate::pack::log::LogWriter;
+use crate::pack::record::{kind, CommitBody, HeadBody};
+use crate::tree::{Ctx, Ptr, Tree};
+use index::{CommitMap, IndexFile};
+use load::Loader;
+use write::Persister;
+
+/// What a commit records besides its tree (Tezos `Context.get_commit_info` and friends).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommitInfo {
+    /// The commit's hash.
+    pub hash: Hash,
+    /// Hash of the committed tree.
+    pub tree: Hash,
+    /// Parent commit hashes, in the order given.
+    pub parents: Vec<Hash>,
+    /// Date in seconds (Tezos: the block timestamp).
+    pub date: i64,
+    /// Author (Tezos: `Tezos`).
+    pub author: Vec<u8>,
+    /// Message.
+    pub message: Vec<u8>,
+}
+
+/// State only the writer touches.
+#[derive(Debug)]
+struct Writer {
+    log: LogWriter,
+    index: IndexFile,
+    commits_since_control: u32,
+    last_sync: Instant,
+    /// Bytes written but not yet synced (relaxed durability).
+    unsynced: bool,
+    generation: u64,
+}
+
+/// Everything a store's handles and trees share.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    dir: PathBuf,
+    config: Config,
+    loader: Arc<Loader>,
+    commits: RwLock<CommitMap>,
+    /// Commits in log order (hash, offset), for `log` and iteration.
+    order: RwLock<Vec<(Hash, u64)>>,
+    heads: RwLock<BTreeMap<String, (Hash, u64)>>,
+    writer: Mutex<Option<Writer>>,
+    poisoned: AtomicBool,
+    _lock: Option<Box<dyn LockGuard>>,
+}
+
+/// A store of commits, opened on a directory. Cheap to clone; one clone may commit while
+/// others read from other threads. Readers see only complete commits.
+#[derive(Debug, Clone)]
+pub struct Store {
+    shared: Arc<Shared>,
+    ctx: Arc<Ctx>,
+}
+
+impl Store {
+    /// Opens (creating if missing) the store in `dir` with the default configuration.
+    pub fn open(dir: impl AsRef<Path>) -> Result<Store> {
+        Store::open_with(dir, Config::default())
+    }
+
+    /// Opens (creating if missing, unless read-only) the store in `dir`.
+    pub fn open_with(dir: impl AsRef<Path>, config: Config) -> Result<Store> {
+        open::open(dir.as_ref(), config)
+    }
+
+    /// The store directory.
+    pub fn dir(&self) -> &Path {
+        &self.shared.dir
+    }
+
+    /// The configuration the store was opened with.
+    pub fn config(&self) -> &Config {
+        &self.shared.config
+    }
+
+    /// The empty tree, for building a first commit (Tezos `Context.Tree.empty`).
+    pub fn empty(&self) -> Tree {
+        Tree { root: Ptr::Dir(Arc::new(crate::tree::Dir::empty())), ctx: self.ctx.clone() }
+    }
+
+    /// True if `hash` names a commit of this store (Tezos `Context.exists`).
+    pub fn contains(&self, hash: &Hash) -> bool {
+        self.shared.commits.read().contains_key(hash)
+    }
+
+    fn commit_offset(&self, hash: &Hash) -> Result<u64> {
+        self.shared.commits.read().get(hash).copied().ok_or(Error::UnknownCommit(*hash))
+    }
+
+    fn read_commit(&self, offset: u64) -> Result<CommitBody> {
+        let (k, body) = self.shared.loader.log.read(offset)?;
+        let file = || self.shared.loader.file_of(offset);
+        if k != kind::COMMIT {
+            let kind = crate::error::Corruption::UnexpectedRecordKind { expected: "commit", found: k };
+            return Err(Error::Corrupt { file: file(), offset, kind });
+        }
+        CommitBody::decode(&body).map_err(|what| Error::Corrupt {
+            file: file(),
+            offset,
+            kind: crate::error::Corruption::BadEncoding(what),
+        })
+    }
+
+    /// The tree of a commit (Tezos `Context.checkout`); its nodes load lazily.
+    pub fn checkout(&self, hash: &Hash) -> Result<Tree> {
+        let offset = self.commit_offset(hash)?;
+        let c = self.read_commit(offset)?;
+        let tree_at = offset.checked_sub(c.tree_back).filter(|_| c.tree_back > 0).ok_or_else(|| Error::Corrupt {
+            file: self.shared.loader.file_of(offset),
+            offset,
+            kind: crate::error::Corruption::DanglingOffset(offset.wrapping_sub(c.tree_back)),
+        })?;
+        Ok(Tree { root: load::root_ptr(tree_at, c.tree_hash), ctx: self.ctx.clone() })
+    }
+
+    /// A commit's metadata.
+    pub fn commit_info(&self, hash: &Hash) -> Result<CommitInfo> {
+        let c = self.read_commit(self.commit_offset(hash)?)?;
+        Ok(CommitInfo {
+            hash: *hash,
+            tree: c.tree_hash,
+            parents: c.parents.iter().map(|p| p.0).collect(),
+            date: c.date,
+            author: c.author,
+            message: c.message,
+        })
+    }
+
+    /// The most recent commit, if any.
+    pub fn last_commit(&self) -> Option<Hash> {
+        self.shared.order.read().last().map(|c| c.0)
+    }
+
+    /// Every commit in the order they were written.
+    pub fn commits(&self) -> Vec<Hash> {
+        self.shared.order.read().iter().map(|c| c.0).collect()
+    }
+
+    /// Commits `tree` with the given parents and metadata and returns the commit hash
+    /// (Tezos `Context.commit`). Returns once the commit is durable under the configured
+    /// policy. Parents need not be in this store (their hashes are what counts).
+    pub fn commit(&self, tree: &Tree, parents: &[Hash], date: i64, author: &str, message: &str) -> Result<Hash> {
+        self.commit_with_stats(tree, parents, date, author.as_bytes(), message.as_bytes()).map(|(h, _)| h)
+    }
+
+    /// [`Store::commit`] with raw metadata bytes, also returning what was written.
+    pub fn commit_with_stats(
+        &self,
+        tree: &Tree,
+        parents: &[Hash],
+        date: i64,
+        author: &[u8],
+        message: &[u8],
+    ) -> Result<(Hash, WriteStats)> {
+        if !Arc::ptr_eq(&tree.ctx, &self.ctx) && (tree.ctx.source.is_some() || tree.ctx.cfg != self.ctx.cfg) {
+            return Err(Error::ForeignTree);
+        }
+        let mut guard = self.shared.writer.lock();
+        let w = guard.as_mut().ok_or(Error::ReadOnly)?;
+        if self.shared.poisoned.load(Ordering::Acquire) {
+            return Err(Error::Poisoned);
+        }
+        let result = self.write_commit(w, tree, parents, date, author, message);
+        if result.is_err() {
+            self.shared.poisoned.store(true, Ordering::Release);
+        }
+        result
+    }
+
+    fn write_commit(
+        &self,
+        w: &mut Writer,
+        tree: &Tree,
+        parents: &[Hash],
+        date: i64,
+        author: &[u8],
+        message: &[u8],
+    ) -> Result<(Hash, WriteStats)> {
+        let sh = &self.shared;
+        w.log.maybe_roll(&sh.loader.log, sh.config.chunk_bytes)?;
+        crash_point("commit:before-objects");
+        let mut p = Persister {
+            w: &mut w.log,
+            uid: sh.loader.uid,
+            inline_max: sh.config.inline_max,
+            stats: WriteStats::default(),
+        };
+        let root = match &tree.root {
+            Ptr::Dir(d) => p.dir(d)?,
+            Ptr::Disk(d) if d.kind == arbor_core::ChildKind::Node => d.offset,
+            _ => return Err(Error::NotADirectory),
+        };
+        let stats = p.stats;
+        let tree_hash = tree.hash();
+        let parents_at: Vec<(Hash, Option<u64>)> = {
+            let commits = sh.commits.read();
+            parents.iter().map(|h| (*h, commits.get(h).copied())).collect()
+        };
+        let at = w.log.pos();
+        let body = CommitBody {
+            tree_hash,
+            tree_back: at - root,
+            parents: parents_at,
+            date,
+            author: author.to_vec(),
+            message: message.to_vec(),
+        };
+        w.log.scratch.clear();
+        body.encode(&mut w.log.scratch);
+        let offset = w.log.append_scratch(kind::COMMIT)?;
+        let hash = commit_hash(&tree_hash, parents, date, author, message);
+        w.log.flush()?;
+        crash_point("commit:after-write");
+        self.sync_by_policy(w)?;
+        crash_point("commit:after-sync");
+        w.index.append(&hash, offset)?;
+        sh.loader.log.set_end(w.log.pos());
+        sh.commits.write().insert(hash, offset);
+        sh.order.write().push((hash, offset));
+        w.commits_since_control += 1;
+        if w.commits_since_control >= sh.config.control_every && !w.unsynced {
+            self.write_control(w)?;
+        }
+        Ok((hash, stats))
+    }
+
+    fn sync_by_policy(&self, w: &mut Writer) -> Result<()> {
+        let due = match self.shared.config.durability {
+            Durability::EveryCommit => true,
+            Durability::Interval(d) => w.last_sync.elapsed() >= d,
+        };
+        if due {
+            w.log.sync()?;
+            w.last_sync = Instant::now();
+            w.unsynced = false;
+        } else {
+            w.unsynced = true;
+        }
+        Ok(())
+    }
+
+    /// Syncs the index and rewrites the control file so recovery starts from here.
+    fn write_control(&self, w: &mut Writer) -> Result<()> {
+        let sh = &self.shared;
+        let index_count = w.index.sync()?;
+        crash_point("control:after-index-sync");
+        w.generation += 1;
+        let control = Control {
+            uid: sh.loader.uid,
+            generation: w.generation,
+            inode: sh.loader.inode,
+            durable_end: w.log.pos(),
+            index_count,
+            last_commit: sh.order.read().last().copied(),
+            heads: sh.heads.read().iter().map(|(n, (h, o))| (n.clone(), *h, *o)).collect(),
+        };
+        control.write(sh.config.fs.as_ref(), &sh.dir)?;
+        crash_point("control:after-write");
+        w.commits_since_control = 0;
+        Ok(())
+    }
+
+    /// Makes every commit durable now (useful under a relaxed policy) and records a
+    /// recovery point.
+    pub fn flush(&self) -> Result<()> {
+        let mut guard = self.shared.writer.lock();
+        let Some(w) = guard.as_mut() else { return Ok(()) };
+        if self.shared.poisoned.load(Ordering::Acquire) {
+            return Err(Error::Poisoned);
+        }
+        let r = (|| {
+            w.log.flush()?;
+            w.log.sync()?;
+            w.unsynced = false;
+            w.last_sync = Instant::now();
+            self.write_control(w)
+        })();
+        if r.is_err() {
+            self.shared.poisoned.store(true, Ordering::Release);
+        }
+        r
+    }
+
+    /// Points the named head at a commit of this store, durably (Irmin branches).
+    pub fn set_head(&self, name: &str, hash: &Hash) -> Result<()> {
+        let offset = self.commit_offset(hash)?;
+        self.write_head(HeadBody { name: name.to_string(), target: Some((*hash, offset)) })
+    }
+
+    /// Removes a named head; true if it existed.
+    pub fn remove_head(&self, name: &str) -> Result<bool> {
+        if !self.shared.heads.read().contains_key(name) {
+            return Ok(false);
+        }
+        self.write_head(HeadBody { name: name.to_string(), target: None })?;
+        Ok(true)
+    }
+
+    fn write_head(&self, head: HeadBody) -> Result<()> {
+        if head.name.is_empty() || head.name.len() > 255 {
+            return Err(Error::InvalidArgument(format!("head name must be 1-255 bytes: {:?}", head.name)));
+        }
+        let sh = &self.shared;
+        let mut guard = sh.writer.lock();
+        let w = guard.as_mut().ok_or(Error::ReadOnly)?;
+        if sh.poisoned.load(Ordering::Acquire) {
+            return Err(Error::Poisoned);
+        }
+        let r = (|| {
+            w.log.scratch.clear();
+            head.encode(&mut w.log.scratch);
+            w.log.append_scratch(kind::HEAD)?;
+            w.log.flush()?;
+            w.log.sync()?;
+            w.unsynced = false;
+            sh.loader.log.set_end(w.log.pos());
+            Ok(())
+        })();
+        if r.is_err() {
+            sh.poisoned.store(true, Ordering::Release);
+            return r;
+        }
+        let mut heads = sh.heads.write();
+        match head.target {
+            Some(t) => heads.insert(head.name, t),
+            None => heads.remove(&head.name),
+        };
+        Ok(())
+    }
+
+    /// The commit a named head points at.
+    pub fn head(&self, name: &str) -> Option<Hash> {
+        self.shared.heads.read().get(name).map(|h| h.0)
+    }
+
+    /// Every named head.
+    pub fn heads(&self) -> Vec<(String, Hash)> {
+        self.shared.heads.read().iter().map(|(n, h)| (n.clone(), h.0)).collect()
+    }
+
+    /// Syncs everything and records a recovery point; the store stays usable by other clones.
+    pub fn close(self) -> Result<()> {
+        self.flush()
+    }
+
+    /// Bytes of the log (all chunk files).
+    pub fn log_bytes(&self) -> u64 {
+        self.shared.loader.log.end()
+    }
+}
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        // Best effort: a clean shutdown leaves a fresh recovery point. Errors here change
+        // nothing durable, so they are ignored; recovery scans the log anyway.
+        if let Some(w) = self.writer.get_mut() {
+            if !self.poisoned.load(Ordering::Acquire) && (w.unsynced || w.commits_since_control > 0) {
+                let _ = w.log.flush().and_then(|_| w.log.sync());
+            }
+        }
+    }
+}
+
+/// Named points of the commit path where tests can make the process panic, to check that a
+/// crash there leaves a store that reopens at its last durable commit.
+#[cfg(any(test, feature = "crash-points"))]
+pub(crate) fn crash_point(name: &str) {
+    CRASH_AT.with(|c| {
+        if c.borrow().as_deref() == Some(name) {
+            panic!("crash point {name}");
+        }
+    });
+}
+
+#[cfg(not(any(test, feature = "crash-points")))]
+#[inline(always)]
+pub(crate) fn crash_point(_name: &str) {}
+
+#[cfg(any(test, feature = "crash-points"))]
+thread_local! {
+    static CRASH_AT: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Arms a crash point on this thread (tests only).
+#[cfg(any(test, feature = "crash-points"))]
+pub fn arm_crash_point(name: Option<&str>) {
+    CRASH_AT.with(|c| *c.borrow_mut() = name.map(str::to_string));
+}
+
+/// The names of every crash point, in commit-path order.
+pub const CRASH_POINTS: &[&str] = &[
+    "commit:before-objects",
+    "commit:after-write",
+    "commit:after-sync",
+    "control:after-index-sync",
+    "control:after-write",
+];

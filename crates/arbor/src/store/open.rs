@@ -1,0 +1,178 @@
+//! Opening a store: lock, control file, chunk files, index, and recovery of the log tail.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Instant;
+
+use parking_lot::{Mutex, RwLock};
+
+use super::index::IndexFile;
+use super::load::{new_cache, Loader};
+use super::recover::scan;
+use super::{Shared, Store, Writer};
+use crate::config::Config;
+use crate::error::{io_err, Error, Result};
+use crate::pack::control::Control;
+use crate::pack::log::{Log, LogWriter, CHUNK_HEADER_LEN};
+use crate::tree::Ctx;
+
+/// Name of the lock file a writer holds.
+const LOCK_FILE: &str = "LOCK";
+
+fn random_uid() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos()));
+    h.write_u32(std::process::id());
+    h.finish() | 1
+}
+
+pub(super) fn open(dir: &Path, config: Config) -> Result<Store> {
+    let fs = config.fs.clone();
+    let writable = !config.read_only;
+    if config.inline_max > 4096 || config.inode.entries == 0 || config.inode.entries > 32 {
+        return Err(Error::InvalidArgument("inline_max at most 4096; inode entries 1..=32".into()));
+    }
+    if writable {
+        if !fs.exists(dir) {
+            fs.create_dir_all(dir).map_err(io_err("creating", dir))?;
+            if let Some(parent) = dir.parent() {
+                let parent = if parent.as_os_str().is_empty() { Path::new(".") } else { parent };
+                fs.sync_dir(parent).map_err(io_err("syncing", parent))?;
+            }
+        }
+    } else if !fs.exists(dir) {
+        return Err(Error::Io {
+            op: "opening",
+            path: dir.to_path_buf(),
+            source: std::io::Error::new(std::io::ErrorKind::NotFound, "no store here"),
+        });
+    }
+    let lock = if writable {
+        match fs.lock_exclusive(&dir.join(LOCK_FILE)) {
+            Ok(l) => Some(l),
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                return Err(Error::Locked { dir: dir.to_path_buf() })
+            }
+            Err(e) => return Err(io_err("locking", dir.join(LOCK_FILE))(e)),
+        }
+    } else {
+        None
+    };
+    let control = Control::read(fs.as_ref(), dir)?;
+    let fresh = control.is_none();
+    let control = match control {
+        Some(c) => c,
+        None => {
+            let uid = existing_uid(&fs, dir)?.unwrap_or_else(random_uid);
+            Control {
+                uid,
+                generation: 0,
+                inode: config.inode,
+                durable_end: 0,
+                index_count: 0,
+                last_commit: None,
+                heads: Vec::new(),
+            }
+        }
+    };
+    if control.inode != config.inode {
+        return Err(Error::InvalidArgument(format!(
+            "store was created with inode shape {:?}, opened with {:?}",
+            control.inode, config.inode
+        )));
+    }
+    let log = Log::open(fs.clone(), &dir.join("pack"), control.uid, writable)?;
+    let start = match log.chunks().first() {
+        Some(c) if control.durable_end == 0 => c.start + CHUNK_HEADER_LEN,
+        Some(_) => control.durable_end,
+        None => CHUNK_HEADER_LEN,
+    };
+    let found = scan(&log, start)?;
+    let mut order = Vec::new();
+    let index = IndexFile::open(fs.as_ref(), dir, control.index_count, writable, &mut order)?;
+    let mut heads: BTreeMap<String, (arbor_core::Hash, u64)> =
+        control.heads.iter().map(|(n, h, o)| (n.clone(), (*h, *o))).collect();
+    for (_, h) in &found.heads {
+        match h.target {
+            Some(t) => heads.insert(h.name.clone(), t),
+            None => heads.remove(&h.name),
+        };
+    }
+    log.set_end(found.valid_end);
+    let writer = if writable {
+        truncate_tail(&log, found.valid_end)?;
+        let mut index = index;
+        for (h, o) in &found.commits {
+            index.append(h, *o)?;
+        }
+        let w = Writer {
+            log: LogWriter::new(&log, found.valid_end),
+            index,
+            commits_since_control: found.commits.len() as u32,
+            last_sync: Instant::now(),
+            unsynced: false,
+            generation: control.generation,
+        };
+        Some(w)
+    } else {
+        None
+    };
+    order.extend(found.commits.iter().copied());
+    let commits = order.iter().copied().collect();
+    let loader = Arc::new(Loader { log, cache: new_cache(config.cache_bytes), uid: control.uid, inode: control.inode });
+    let ctx = Arc::new(Ctx {
+        cfg: control.inode,
+        source: Some(loader.clone()),
+        uid: control.uid,
+        max_value_len: config.max_value_len,
+    });
+    let shared = Shared {
+        dir: dir.to_path_buf(),
+        config,
+        loader,
+        commits: RwLock::new(commits),
+        order: RwLock::new(order),
+        heads: RwLock::new(heads),
+        writer: Mutex::new(writer),
+        poisoned: AtomicBool::new(false),
+        _lock: lock,
+    };
+    let store = Store { shared: Arc::new(shared), ctx };
+    if writable && fresh {
+        // A new store gets its control file at once, so its identity is fixed.
+        let mut g = store.shared.writer.lock();
+        let w = g.as_mut().expect("writable");
+        store.write_control(w)?;
+    }
+    Ok(store)
+}
+
+/// The uid in the first chunk header of a store whose control file was never written.
+fn existing_uid(fs: &Arc<dyn crate::io::FileSystem>, dir: &Path) -> Result<Option<u64>> {
+    let pack = dir.join("pack");
+    if !fs.exists(&pack) {
+        return Ok(None);
+    }
+    let probe = Log::open(fs.clone(), &pack, 0, false)?;
+    let Some(first) = probe.chunks().into_iter().next() else { return Ok(None) };
+    let mut h = [0u8; CHUNK_HEADER_LEN as usize];
+    first.file.read_exact_at(&mut h, 0).map_err(io_err("reading", &first.path))?;
+    Ok(Some(u64::from_le_bytes(h[20..28].try_into().expect("8"))))
+}
+
+/// Cuts the log back to `end`, durably, dropping what an unfinished commit left.
+fn truncate_tail(log: &Log, end: u64) -> Result<()> {
+    let chunks = log.chunks();
+    let Some(last) = chunks.iter().rev().find(|c| c.start < end) else { return Ok(()) };
+    log.drop_chunks_from(last.start + 1)?;
+    let keep = end - last.start;
+    let len = last.file.len().map_err(io_err("reading the length of", &last.path))?;
+    if len != keep {
+        last.file.set_len(keep).map_err(io_err("truncating", &last.path))?;
+        last.file.sync_data().map_err(io_err("syncing", &last.path))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,207 @@
+//! Trees: immutable, cheaply cloned snapshots of a context (Tezos `Context.tree`).
+
+mod node;
+mod ops;
+mod walk;
+
+use std::sync::{Arc, OnceLock};
+
+use arbor_core::{ChildKind, Hash, InodeConfig};
+
+pub(crate) use node::{Dir, DirBody, DiskPtr, Entry, IPtr, Inode, InodeBody, Persisted, Ptr, Source, Value};
+pub(crate) use ops::{Change, Ctx};
+pub use walk::{Depth, Order};
+
+use crate::error::{Error, Result};
+use crate::path::{check_path, Step};
+
+/// What a tree is at its root.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// Contents: a value (Tezos `` `Value ``).
+    Value,
+    /// A directory (Tezos `` `Tree ``).
+    Dir,
+}
+
+/// An immutable tree of paths to values, with structural sharing: every change returns a
+/// new tree that shares all unchanged parts. Cloning is O(1).
+///
+/// Trees checked out of a store load their nodes lazily through the store's cache.
+#[derive(Clone, Debug)]
+pub struct Tree {
+    pub(crate) root: Ptr,
+    pub(crate) ctx: Arc<Ctx>,
+}
+
+fn memory_ctx(cfg: InodeConfig) -> Arc<Ctx> {
+    Arc::new(Ctx { cfg, source: None, uid: 0, max_value_len: usize::MAX })
+}
+
+impl Tree {
+    /// The empty directory, not tied to any store, with Tezos's inode shape
+    /// (Tezos `Context.Tree.empty`).
+    pub fn empty() -> Tree {
+        static TEZOS: OnceLock<Arc<Ctx>> = OnceLock::new();
+        let ctx = TEZOS.get_or_init(|| memory_ctx(InodeConfig::TEZOS)).clone();
+        Tree { root: Ptr::Dir(Arc::new(Dir::empty())), ctx }
+    }
+
+    /// The empty directory with another inode shape (used to test hashing in small shapes).
+    pub fn empty_with(cfg: InodeConfig) -> Tree {
+        Tree { root: Ptr::Dir(Arc::new(Dir::empty())), ctx: memory_ctx(cfg) }
+    }
+
+    /// A tree that is a single value (Tezos `Context.Tree.of_value`).
+    pub fn of_value(&self, value: &[u8]) -> Result<Tree> {
+        self.check_value(value)?;
+        Ok(self.with_root(Ptr::value(value)))
+    }
+
+    pub(crate) fn with_root(&self, root: Ptr) -> Tree {
+        Tree { root, ctx: self.ctx.clone() }
+    }
+
+    fn check_value(&self, value: &[u8]) -> Result<()> {
+        if value.len() > self.ctx.max_value_len {
+            return Err(Error::ValueTooLarge { len: value.len(), max: self.ctx.max_value_len });
+        }
+        Ok(())
+    }
+
+    /// Whether the root is a value or a directory (Tezos `Context.Tree.kind`).
+    pub fn kind(&self) -> Kind {
+        match self.root.kind() {
+            ChildKind::Contents => Kind::Value,
+            ChildKind::Node => Kind::Dir,
+        }
+    }
+
+    /// True for the empty directory (Tezos `Context.Tree.is_empty`).
+    pub fn is_empty(&self) -> Result<bool> {
+        Ok(match self.ctx.dir_of(&self.root)? {
+            Some(d) => d.len() == 0,
+            None => false,
+        })
+    }
+
+    /// The Tezos context hash of this tree (Tezos `Context.Tree.hash`).
+    pub fn hash(&self) -> Hash {
+        *self.root.hash()
+    }
+
+    /// The value if this tree is a value (Tezos `Context.Tree.to_value`).
+    pub fn to_value(&self) -> Result<Option<Vec<u8>>> {
+        Ok(self.ctx.value_of(&self.root)?.map(|v| v.bytes.to_vec()))
+    }
+
+    /// The value at `path`, if it holds one (Tezos `Context.find`).
+    pub fn find<S: AsRef<[u8]>>(&self, path: &[S]) -> Result<Option<Vec<u8>>> {
+        check_path(path)?;
+        match self.ctx.find_ptr(&self.root, path)? {
+            Some(p) => Ok(self.ctx.value_of(&p)?.map(|v| v.bytes.to_vec())),
+            None => Ok(None),
+        }
+    }
+
+    /// True if a value is at `path` (Tezos `Context.mem`).
+    pub fn mem<S: AsRef<[u8]>>(&self, path: &[S]) -> Result<bool> {
+        check_path(path)?;
+        Ok(matches!(self.ctx.find_ptr(&self.root, path)?, Some(p) if p.kind() == ChildKind::Contents))
+    }
+
+    /// True if a value or a directory is at `path` (Tezos `Context.mem_tree`).
+    pub fn mem_tree<S: AsRef<[u8]>>(&self, path: &[S]) -> Result<bool> {
+        check_path(path)?;
+        Ok(self.ctx.find_ptr(&self.root, path)?.is_some())
+    }
+
+    /// The subtree at `path` (Tezos `Context.find_tree`).
+    pub fn find_tree<S: AsRef<[u8]>>(&self, path: &[S]) -> Result<Option<Tree>> {
+        check_path(path)?;
+        Ok(self.ctx.find_ptr(&self.root, path)?.map(|p| self.with_root(p)))
+    }
+
+    /// This tree with `value` at `path`, creating directories on the way and replacing
+    /// whatever was there (Tezos `Context.add`).
+    pub fn add<S: AsRef<[u8]>>(&self, path: &[S], value: &[u8]) -> Result<Tree> {
+        check_path(path)?;
+        self.check_value(value)?;
+        self.set(path, Some(Ptr::value(value)))
+    }
+
+    /// This tree with `tree` grafted at `path`; an empty `tree` removes the path
+    /// (Tezos `Context.add_tree`).
+    pub fn add_tree<S: AsRef<[u8]>>(&self, path: &[S], tree: &Tree) -> Result<Tree> {
+        check_path(path)?;
+        if !Arc::ptr_eq(&self.ctx, &tree.ctx) {
+            let foreign_store = tree.ctx.source.is_some() && tree.ctx.uid != self.ctx.uid;
+            if foreign_store || tree.ctx.cfg != self.ctx.cfg {
+                return Err(Error::ForeignTree);
+            }
+        }
+        if tree.is_empty()? {
+            return self.set(path, None);
+        }
+        self.set(path, Some(tree.root.clone()))
+    }
+
+    /// This tree without whatever is at `path`; directories left empty are removed
+    /// (Tezos `Context.remove`).
+    pub fn remove<S: AsRef<[u8]>>(&self, path: &[S]) -> Result<Tree> {
+        check_path(path)?;
+        self.set(path, None)
+    }
+
+    fn set<S: AsRef<[u8]>>(&self, path: &[S], new: Option<Ptr>) -> Result<Tree> {
+        match self.ctx.set_at(Some(&self.root), path, new)? {
+            Change::Unchanged => Ok(self.clone()),
+            Change::Changed(Some(p)) => Ok(self.with_root(p)),
+            Change::Changed(None) => Ok(self.with_root(Ptr::Dir(Arc::new(Dir::empty())))),
+        }
+    }
+
+    /// Number of children of the directory at `path`, in O(1); 0 for a value or nothing
+    /// (Tezos `Context.length`).
+    pub fn length<S: AsRef<[u8]>>(&self, path: &[S]) -> Result<u64> {
+        check_path(path)?;
+        match self.ctx.find_ptr(&self.root, path)? {
+            Some(p) => Ok(self.ctx.dir_of(&p)?.map_or(0, |d| d.len())),
+            None => Ok(0),
+        }
+    }
+
+    /// Children of the directory at `path`, skipping `offset` and returning at most `length`
+    /// (Tezos `Context.list`). The order is stable: sorted by step for directories of at most
+    /// 256 entries, the inode order (fixed by the steps alone) for larger ones.
+    pub fn list<S: AsRef<[u8]>>(
+        &self,
+        path: &[S],
+        offset: Option<usize>,
+        length: Option<usize>,
+    ) -> Result<Vec<(Step, Tree)>> {
+        check_path(path)?;
+        let Some(p) = self.ctx.find_ptr(&self.root, path)? else { return Ok(Vec::new()) };
+        let Some(dir) = self.ctx.dir_of(&p)? else { return Ok(Vec::new()) };
+        let mut skip = offset.unwrap_or(0);
+        let limit = length.unwrap_or(usize::MAX);
+        let mut out = Vec::new();
+        if limit == 0 {
+            return Ok(out);
+        }
+        self.ctx.each_entry(&dir, &mut |s, c| {
+            if skip > 0 {
+                skip -= 1;
+                return Ok(true);
+            }
+            out.push((s.clone(), self.with_root(c.clone())));
+            Ok(out.len() < limit)
+        })?;
+        Ok(out)
+    }
+
+    /// The inode shape this tree hashes with.
+    pub fn inode_config(&self) -> InodeConfig {
+        self.ctx.cfg
+    }
+}

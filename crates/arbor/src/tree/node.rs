@@ -1,0 +1,244 @@
+//! In-memory nodes of a tree and the pointers between them.
+//!
+//! A tree is immutable: every change builds new nodes along the changed path and shares the
+//! rest. A child is either in memory (`Ptr::Value`, `Ptr::Dir`) or only known by its log
+//! offset and hash (`Ptr::Disk`), loaded on demand through the store's cache. Hashes are
+//! computed lazily and cached in the node; the log offset a node was written at is cached too,
+//! so committing a tree twice writes nothing new.
+
+use std::sync::{Arc, OnceLock};
+
+use arbor_core::{contents_hash, flat_node_hash, inode_tree_hash, inode_values_hash, ChildKind, Hash};
+
+use crate::error::Result;
+use crate::path::Step;
+
+/// Where a node was written: the store instance's id and the global log offset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Persisted {
+    pub store: u64,
+    pub offset: u64,
+}
+
+/// Contents (a value) in memory.
+#[derive(Debug)]
+pub(crate) struct Value {
+    pub bytes: Box<[u8]>,
+    hash: OnceLock<Hash>,
+    pub disk: OnceLock<Persisted>,
+}
+
+impl Value {
+    pub fn new(bytes: Box<[u8]>) -> Value {
+        Value { bytes, hash: OnceLock::new(), disk: OnceLock::new() }
+    }
+
+    /// A value read from the log at `at`, whose hash the parent recorded.
+    pub fn loaded(bytes: Box<[u8]>, hash: Option<Hash>, at: Option<Persisted>) -> Value {
+        let v = Value::new(bytes);
+        if let Some(h) = hash {
+            let _ = v.hash.set(h);
+        }
+        if let Some(p) = at {
+            let _ = v.disk.set(p);
+        }
+        v
+    }
+
+    pub fn hash(&self) -> &Hash {
+        self.hash.get_or_init(|| contents_hash(&self.bytes))
+    }
+}
+
+/// A pointer to a not-yet-loaded object in the log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct DiskPtr {
+    pub offset: u64,
+    pub hash: Hash,
+    pub kind: ChildKind,
+}
+
+/// A child of a directory or of a Values inode.
+#[derive(Debug, Clone)]
+pub(crate) enum Ptr {
+    Value(Arc<Value>),
+    Dir(Arc<Dir>),
+    Disk(DiskPtr),
+}
+
+impl Ptr {
+    pub fn kind(&self) -> ChildKind {
+        match self {
+            Ptr::Value(_) => ChildKind::Contents,
+            Ptr::Dir(_) => ChildKind::Node,
+            Ptr::Disk(d) => d.kind,
+        }
+    }
+
+    pub fn hash(&self) -> &Hash {
+        match self {
+            Ptr::Value(v) => v.hash(),
+            Ptr::Dir(d) => d.hash(),
+            Ptr::Disk(d) => &d.hash,
+        }
+    }
+
+    pub fn value(bytes: &[u8]) -> Ptr {
+        Ptr::Value(Arc::new(Value::new(bytes.into())))
+    }
+}
+
+/// A binding of a directory or Values inode: step and child, kept sorted by step bytes.
+pub(crate) type Entry = (Step, Ptr);
+
+/// A directory in memory.
+#[derive(Debug)]
+pub(crate) struct Dir {
+    pub body: DirBody,
+    hash: OnceLock<Hash>,
+    pub disk: OnceLock<Persisted>,
+}
+
+/// How a directory's bindings are held: flat when at most `stable_hash` entries (and hashed
+/// flat), else as the inode tree it is hashed with.
+#[derive(Debug)]
+pub(crate) enum DirBody {
+    Flat(Vec<Entry>),
+    Large(Arc<Inode>),
+}
+
+impl Dir {
+    pub fn new(body: DirBody) -> Dir {
+        Dir { body, hash: OnceLock::new(), disk: OnceLock::new() }
+    }
+
+    pub fn empty() -> Dir {
+        Dir::new(DirBody::Flat(Vec::new()))
+    }
+
+    /// A directory read from the log, with the hash its parent recorded.
+    pub fn loaded(body: DirBody, hash: Option<Hash>, at: Persisted) -> Dir {
+        let d = Dir::new(body);
+        if let Some(h) = hash {
+            let _ = d.hash.set(h);
+        }
+        let _ = d.disk.set(at);
+        d
+    }
+
+    /// Number of children, in O(1).
+    pub fn len(&self) -> u64 {
+        match &self.body {
+            DirBody::Flat(e) => e.len() as u64,
+            DirBody::Large(i) => i.count,
+        }
+    }
+
+    pub fn hash(&self) -> &Hash {
+        self.hash.get_or_init(|| match &self.body {
+            DirBody::Flat(entries) => flat_node_hash(entries.iter().map(|(s, p)| (&s[..], p.kind(), p.hash()))),
+            DirBody::Large(inode) => *inode.hash(),
+        })
+    }
+
+    pub fn persisted(&self) -> Option<Persisted> {
+        match &self.body {
+            DirBody::Flat(_) => self.disk.get().copied(),
+            DirBody::Large(i) => i.disk.get().copied(),
+        }
+    }
+}
+
+/// A node of a large directory's inode tree.
+#[derive(Debug)]
+pub(crate) struct Inode {
+    pub depth: u32,
+    /// Bindings below this inode.
+    pub count: u64,
+    pub body: InodeBody,
+    hash: OnceLock<Hash>,
+    pub disk: OnceLock<Persisted>,
+}
+
+/// A Values inode holds at most `entries` bindings; a Tree inode one slot per `entries`.
+#[derive(Debug)]
+pub(crate) enum InodeBody {
+    Values(Vec<Entry>),
+    Tree(Vec<IPtr>),
+}
+
+/// A slot of a Tree inode.
+#[derive(Debug, Clone)]
+pub(crate) enum IPtr {
+    Empty,
+    Mem(Arc<Inode>),
+    Disk { offset: u64, hash: Hash },
+}
+
+impl IPtr {
+    pub fn hash(&self) -> Option<&Hash> {
+        match self {
+            IPtr::Empty => None,
+            IPtr::Mem(i) => Some(i.hash()),
+            IPtr::Disk { hash, .. } => Some(hash),
+        }
+    }
+}
+
+impl Inode {
+    pub fn new(depth: u32, count: u64, body: InodeBody) -> Inode {
+        Inode { depth, count, body, hash: OnceLock::new(), disk: OnceLock::new() }
+    }
+
+    pub fn loaded(depth: u32, count: u64, body: InodeBody, hash: Option<Hash>, at: Persisted) -> Inode {
+        let i = Inode::new(depth, count, body);
+        if let Some(h) = hash {
+            let _ = i.hash.set(h);
+        }
+        let _ = i.disk.set(at);
+        i
+    }
+
+    pub fn hash(&self) -> &Hash {
+        self.hash.get_or_init(|| match &self.body {
+            InodeBody::Values(entries) => inode_values_hash(entries.iter().map(|(s, p)| (&s[..], p.kind(), p.hash()))),
+            InodeBody::Tree(slots) => {
+                let n = slots.iter().filter(|s| !matches!(s, IPtr::Empty)).count();
+                let it = slots.iter().enumerate().filter_map(|(i, s)| s.hash().map(|h| (i as u32, h)));
+                inode_tree_hash(self.depth, self.count, ExactLen { inner: it, len: n })
+            }
+        })
+    }
+}
+
+/// An iterator with a known length, for hashing functions that write the count first.
+struct ExactLen<I> {
+    inner: I,
+    len: usize,
+}
+
+impl<I: Iterator> Iterator for ExactLen<I> {
+    type Item = I::Item;
+    fn next(&mut self) -> Option<I::Item> {
+        let item = self.inner.next();
+        if item.is_some() {
+            self.len -= 1;
+        }
+        item
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.len, Some(self.len))
+    }
+}
+
+impl<I: Iterator> ExactSizeIterator for ExactLen<I> {}
+
+/// Loads objects that trees only know by offset: the store's side of lazy loading.
+pub(crate) trait Source: Send + Sync + std::fmt::Debug {
+    /// The contents record at `offset`, whose hash the parent recorded.
+    fn load_value(&self, ptr: &DiskPtr) -> Result<Arc<Value>>;
+    /// The directory (flat record, or root inode of a large one) at `offset`.
+    fn load_dir(&self, ptr: &DiskPtr) -> Result<Arc<Dir>>;
+    /// The inode at `offset`, expected at `depth`.
+    fn load_inode(&self, offset: u64, hash: &Hash, depth: u32) -> Result<Arc<Inode>>;
+}

@@ -1,0 +1,105 @@
+//! Folding over a tree with depth bounds (Tezos `Context.fold`).
+
+use crate::error::Result;
+use crate::path::{check_path, Step};
+
+use super::{Ptr, Tree};
+
+/// Which depths a fold visits, counted from the folded tree (depth 0), as Tezos's
+/// `` `Eq | `Le | `Lt | `Ge | `Gt ``.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Depth {
+    /// Exactly this depth.
+    Eq(usize),
+    /// At most this depth.
+    Le(usize),
+    /// Less than this depth.
+    Lt(usize),
+    /// At least this depth.
+    Ge(usize),
+    /// More than this depth.
+    Gt(usize),
+}
+
+impl Depth {
+    fn admits(self, d: usize) -> bool {
+        match self {
+            Depth::Eq(n) => d == n,
+            Depth::Le(n) => d <= n,
+            Depth::Lt(n) => d < n,
+            Depth::Ge(n) => d >= n,
+            Depth::Gt(n) => d > n,
+        }
+    }
+
+    /// Whether anything deeper than `d` can be admitted.
+    fn goes_below(self, d: usize) -> bool {
+        match self {
+            Depth::Eq(n) | Depth::Le(n) => d < n,
+            Depth::Lt(n) => d + 1 < n,
+            Depth::Ge(_) | Depth::Gt(_) => true,
+        }
+    }
+}
+
+/// Order in which a fold visits the children of a directory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Order {
+    /// By step bytes (costs a sort of each large directory).
+    Sorted,
+    /// Storage order: sorted for directories of at most 256 entries, inode order above.
+    Undefined,
+}
+
+impl Tree {
+    /// Visits, in pre-order, every subtree (directories and values) below `path` whose depth
+    /// relative to `path` the `depth` bound admits (all of them, the root included, when None).
+    /// `f` gets each subtree's path relative to `path`; it returns false to stop the fold.
+    pub fn fold<S, F>(&self, path: &[S], depth: Option<Depth>, order: Order, mut f: F) -> Result<()>
+    where
+        S: AsRef<[u8]>,
+        F: FnMut(&[Step], &Tree) -> Result<bool>,
+    {
+        check_path(path)?;
+        let Some(start) = self.ctx.find_ptr(&self.root, path)? else { return Ok(()) };
+        let depth = depth.unwrap_or(Depth::Ge(0));
+        let mut key = Vec::new();
+        self.visit(&start, &mut key, depth, order, &mut f)?;
+        Ok(())
+    }
+
+    fn visit(
+        &self,
+        node: &Ptr,
+        key: &mut Vec<Step>,
+        depth: Depth,
+        order: Order,
+        f: &mut dyn FnMut(&[Step], &Tree) -> Result<bool>,
+    ) -> Result<bool> {
+        let d = key.len();
+        if depth.admits(d) && !f(key, &self.with_root(node.clone()))? {
+            return Ok(false);
+        }
+        if !depth.goes_below(d) {
+            return Ok(true);
+        }
+        let Some(dir) = self.ctx.dir_of(node)? else { return Ok(true) };
+        let mut children = Vec::with_capacity(dir.len() as usize);
+        self.ctx.each_entry(&dir, &mut |s, p| {
+            children.push((s.clone(), p.clone()));
+            Ok(true)
+        })?;
+        if order == Order::Sorted {
+            children.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        }
+        for (s, p) in children {
+            key.push(s);
+            let go_on = self.visit(&p, key, depth, order, f)?;
+            key.pop();
+            if !go_on {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+}

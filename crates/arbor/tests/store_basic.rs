@@ -1,0 +1,110 @@
+//! Basic store behaviour: published Tezos vectors through the store, reopen, heads, errors.
+
+use arbor::{Error, Hash, Store, Tree};
+
+fn genesis(store: &Store) -> (Tree, Hash) {
+    let proto =
+        arbor_core::base58::base58check_decode("ProtoDemoNoopsDemoNoopsDemoNoopsDemoNoopsDemo6XBoYp", 2).unwrap().1;
+    let t = store.empty().add(&["protocol"], &proto).unwrap().add(&["test_chain"], &[0u8]).unwrap();
+    let h = store.commit(&t, &[], 0, "Tezos", "Genesis").unwrap();
+    (t, h)
+}
+
+#[test]
+fn tezos_vectors_through_the_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let (g_tree, g) = genesis(&store);
+    assert_eq!(g.to_base58(), "CoVea41f9dPhkymYEfPsXV5FmyzDb91iz1Grk6zasb31zv9nEZjN");
+    let mut t =
+        g_tree.add(&["data", "a", "aaaaaaa"], b"foo1").unwrap().add(&["data", "a", "aaaaaaaa"], b"foo2").unwrap();
+    for n in [16, 32, 64, 127] {
+        t = t.add(&["data".to_string(), "a".repeat(n)], b"foo2").unwrap();
+    }
+    let c1 = store.commit(&t, &[g], 0, "Tezos", "").unwrap();
+    assert_eq!(c1.to_base58(), "CoWJsL2ehZ39seTr8inBCJb5tVjW8KGNweJ5cvuVq51mAASrRmim");
+    let t2 = t.add(&["data".to_string(), "a".repeat(255)], b"foo2").unwrap();
+    let c2 = store.commit(&t2, &[g], 0, "Tezos", "").unwrap();
+    assert_eq!(c2.to_base58(), "CoVexcEHMXmSA2k42aNc5MCDtVJFRs3CC6vcQWYwFoj7EFsBPw1c");
+    drop(store);
+
+    let store = Store::open(dir.path()).unwrap();
+    let back = store.checkout(&c2).unwrap();
+    assert_eq!(back.hash(), t2.hash());
+    assert_eq!(back.find(&["data", "a", "aaaaaaa"]).unwrap().as_deref(), Some(&b"foo1"[..]));
+    assert_eq!(back.find(&["data", "nothing"]).unwrap(), None);
+    assert!(back.mem_tree(&["data", "a"]).unwrap());
+    assert!(!back.mem(&["data", "a"]).unwrap());
+    let info = store.commit_info(&c1).unwrap();
+    assert_eq!(info.parents, vec![g]);
+    assert_eq!(info.tree, t.hash());
+    assert_eq!(store.commits(), vec![g, c1, c2]);
+    let report = store.fsck();
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
+    assert_eq!(report.commits, 3);
+}
+
+#[test]
+fn large_directories_round_trip() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let mut t = store.empty();
+    let mut plain = Tree::empty();
+    for i in 0..3000u32 {
+        let k = format!("{:08x}", i.wrapping_mul(2654435761));
+        t = t.add(&["big", &k], &i.to_le_bytes()).unwrap();
+        plain = plain.add(&["big", &k], &i.to_le_bytes()).unwrap();
+    }
+    let h = store.commit(&t, &[], 1, "Tezos", "big").unwrap();
+    let co = store.checkout(&h).unwrap();
+    assert_eq!(co.hash(), plain.hash());
+    assert_eq!(co.length(&["big"]).unwrap(), 3000);
+    // Remove down past the flat threshold and check against a tree built directly.
+    let mut t2 = co.clone();
+    let mut direct = Tree::empty();
+    for i in 0..3000u32 {
+        let k = format!("{:08x}", i.wrapping_mul(2654435761));
+        if i < 2800 {
+            t2 = t2.remove(&["big", &k]).unwrap();
+        } else {
+            direct = direct.add(&["big", &k], &i.to_le_bytes()).unwrap();
+        }
+    }
+    assert_eq!(t2.length(&["big"]).unwrap(), 200);
+    assert_eq!(t2.hash(), direct.hash());
+    let h2 = store.commit(&t2, &[h], 2, "Tezos", "shrink").unwrap();
+    drop(store);
+    let store = Store::open(dir.path()).unwrap();
+    assert_eq!(store.checkout(&h2).unwrap().hash(), direct.hash());
+    assert_eq!(
+        store.checkout(&h).unwrap().find(&["big", &format!("{:08x}", 5u32.wrapping_mul(2654435761))]).unwrap(),
+        Some(5u32.to_le_bytes().to_vec())
+    );
+    assert!(store.fsck().errors.is_empty());
+}
+
+#[test]
+fn errors_are_typed() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    assert!(matches!(store.checkout(&Hash([1; 32])), Err(Error::UnknownCommit(_))));
+    assert!(matches!(store.empty().add(&["a", ""], b"x"), Err(Error::EmptyStep { index: 1 })));
+    assert!(matches!(Store::open(dir.path()), Err(Error::Locked { .. })));
+    let ro = Store::open_with(dir.path(), arbor::Config { read_only: true, ..Default::default() }).unwrap();
+    assert!(matches!(ro.commit(&ro.empty(), &[], 0, "a", "b"), Err(Error::ReadOnly)));
+}
+
+#[test]
+fn heads_persist() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let h = store.commit(&store.empty().add(&["x"], b"1").unwrap(), &[], 0, "Tezos", "").unwrap();
+    store.set_head("main", &h).unwrap();
+    drop(store);
+    let store = Store::open(dir.path()).unwrap();
+    assert_eq!(store.head("main"), Some(h));
+    assert!(store.remove_head("main").unwrap());
+    drop(store);
+    let store = Store::open(dir.path()).unwrap();
+    assert_eq!(store.head("main"), None);
+}

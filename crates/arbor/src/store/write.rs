@@ -18,8 +18,8 @@ pub struct WriteStats {
 }
 
 /// A reference to a child once it is on disk (or inline).
-enum Written {
-    Inline(Box<[u8]>),
+enum Written<'a> {
+    Inline(&'a [u8]),
     At { offset: u64, hash: Hash, kind: ChildKind },
 }
 
@@ -36,12 +36,12 @@ impl Persister<'_> {
         p.filter(|p| p.store == self.uid).map(|p| p.offset)
     }
 
-    fn child(&mut self, ptr: &Ptr) -> Result<Written> {
+    fn child<'p>(&mut self, ptr: &'p Ptr) -> Result<Written<'p>> {
         match ptr {
             Ptr::Value(v) => {
                 if v.bytes.len() <= self.inline_max {
                     self.stats.inlined += 1;
-                    return Ok(Written::Inline(v.bytes.clone()));
+                    return Ok(Written::Inline(&v.bytes));
                 }
                 let offset = match self.mine(v.disk.get()) {
                     Some(o) => o,

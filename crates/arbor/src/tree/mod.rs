@@ -1,5 +1,6 @@
 //! Trees: immutable, cheaply cloned snapshots of a context (Tezos `Context.tree`).
 
+mod mutate;
 mod node;
 mod ops;
 mod walk;
@@ -8,8 +9,9 @@ use std::sync::{Arc, OnceLock};
 
 use arbor_core::{ChildKind, Hash, InodeConfig};
 
+use mutate::Outcome;
 pub(crate) use node::{Dir, DirBody, DiskPtr, Entry, IPtr, Inode, InodeBody, Persisted, Ptr, Source, Value};
-pub(crate) use ops::{Change, Ctx};
+pub(crate) use ops::Ctx;
 pub use walk::{Depth, Order};
 
 use crate::error::{Error, Result};
@@ -133,17 +135,9 @@ impl Tree {
     /// This tree with `tree` grafted at `path`; an empty `tree` removes the path
     /// (Tezos `Context.add_tree`).
     pub fn add_tree<S: AsRef<[u8]>>(&self, path: &[S], tree: &Tree) -> Result<Tree> {
-        check_path(path)?;
-        if !Arc::ptr_eq(&self.ctx, &tree.ctx) {
-            let foreign_store = tree.ctx.source.is_some() && tree.ctx.uid != self.ctx.uid;
-            if foreign_store || tree.ctx.cfg != self.ctx.cfg {
-                return Err(Error::ForeignTree);
-            }
-        }
-        if tree.is_empty()? {
-            return self.set(path, None);
-        }
-        self.set(path, Some(tree.root.clone()))
+        let mut t = self.clone();
+        t.add_tree_mut(path, tree)?;
+        Ok(t)
     }
 
     /// This tree without whatever is at `path`; directories left empty are removed
@@ -154,11 +148,49 @@ impl Tree {
     }
 
     fn set<S: AsRef<[u8]>>(&self, path: &[S], new: Option<Ptr>) -> Result<Tree> {
-        match self.ctx.set_at(Some(&self.root), path, new)? {
-            Change::Unchanged => Ok(self.clone()),
-            Change::Changed(Some(p)) => Ok(self.with_root(p)),
-            Change::Changed(None) => Ok(self.with_root(Ptr::Dir(Arc::new(Dir::empty())))),
+        let mut t = self.clone();
+        t.set_mut(path, new)?;
+        Ok(t)
+    }
+
+    fn set_mut<S: AsRef<[u8]>>(&mut self, path: &[S], new: Option<Ptr>) -> Result<()> {
+        if new.is_none() && self.ctx.find_ptr(&self.root, path)?.is_none() {
+            // Removing nothing changes nothing (and copies nothing).
+            return Ok(());
         }
+        if self.ctx.set_mut(&mut self.root, path, new)? == Outcome::Emptied {
+            self.root = Ptr::Dir(Arc::new(Dir::empty()));
+        }
+        Ok(())
+    }
+
+    /// [`Tree::add`] in place: nodes only this tree holds are changed where they are instead
+    /// of copied, so building a block's tree costs one copy per touched directory. Other
+    /// clones of the tree are unaffected. After an error (I/O or corruption while loading)
+    /// the tree's content is unspecified.
+    pub fn add_mut<S: AsRef<[u8]>>(&mut self, path: &[S], value: &[u8]) -> Result<()> {
+        check_path(path)?;
+        self.check_value(value)?;
+        self.set_mut(path, Some(Ptr::value(value)))
+    }
+
+    /// [`Tree::remove`] in place (see [`Tree::add_mut`]).
+    pub fn remove_mut<S: AsRef<[u8]>>(&mut self, path: &[S]) -> Result<()> {
+        check_path(path)?;
+        self.set_mut(path, None)
+    }
+
+    /// [`Tree::add_tree`] in place (see [`Tree::add_mut`]).
+    pub fn add_tree_mut<S: AsRef<[u8]>>(&mut self, path: &[S], tree: &Tree) -> Result<()> {
+        check_path(path)?;
+        if !Arc::ptr_eq(&self.ctx, &tree.ctx) {
+            let foreign_store = tree.ctx.source.is_some() && tree.ctx.uid != self.ctx.uid;
+            if foreign_store || tree.ctx.cfg != self.ctx.cfg {
+                return Err(Error::ForeignTree);
+            }
+        }
+        let new = if tree.is_empty()? { None } else { Some(tree.root.clone()) };
+        self.set_mut(path, new)
     }
 
     /// Number of children of the directory at `path`, in O(1); 0 for a value or nothing

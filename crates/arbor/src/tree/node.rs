@@ -99,6 +99,17 @@ pub(crate) struct Dir {
     pub disk: OnceLock<Persisted>,
 }
 
+/// A copy to change: same bindings, no cached hash or offset (used by `Arc::make_mut`).
+impl Clone for Dir {
+    fn clone(&self) -> Dir {
+        let body = match &self.body {
+            DirBody::Flat(e) => DirBody::Flat(e.clone()),
+            DirBody::Large(i) => DirBody::Large(i.clone()),
+        };
+        Dir::new(body)
+    }
+}
+
 /// How a directory's bindings are held: flat when at most `stable_hash` entries (and hashed
 /// flat), else as the inode tree it is hashed with.
 #[derive(Debug)]
@@ -141,6 +152,12 @@ impl Dir {
         })
     }
 
+    /// Forgets the cached hash and log offset: the caller is about to change the node.
+    pub fn reset(&mut self) {
+        self.hash = OnceLock::new();
+        self.disk = OnceLock::new();
+    }
+
     pub fn persisted(&self) -> Option<Persisted> {
         match &self.body {
             DirBody::Flat(_) => self.disk.get().copied(),
@@ -158,6 +175,17 @@ pub(crate) struct Inode {
     pub body: InodeBody,
     hash: OnceLock<Hash>,
     pub disk: OnceLock<Persisted>,
+}
+
+/// A copy to change: same bindings, no cached hash or offset (used by `Arc::make_mut`).
+impl Clone for Inode {
+    fn clone(&self) -> Inode {
+        let body = match &self.body {
+            InodeBody::Values(e) => InodeBody::Values(e.clone()),
+            InodeBody::Tree(s) => InodeBody::Tree(s.clone()),
+        };
+        Inode::new(self.depth, self.count, body)
+    }
 }
 
 /// A Values inode holds at most `entries` bindings; a Tree inode one slot per `entries`.
@@ -197,6 +225,12 @@ impl Inode {
         }
         let _ = i.disk.set(at);
         i
+    }
+
+    /// Forgets the cached hash and log offset: the caller is about to change the node.
+    pub fn reset(&mut self) {
+        self.hash = OnceLock::new();
+        self.disk = OnceLock::new();
     }
 
     pub fn hash(&self) -> &Hash {

@@ -18,12 +18,6 @@ pub(crate) struct Ctx {
     pub max_value_len: usize,
 }
 
-/// The result of changing a binding: unchanged, or the new node (None: it became empty).
-pub(crate) enum Change<T> {
-    Unchanged,
-    Changed(Option<T>),
-}
-
 impl Ctx {
     fn source(&self) -> Result<&Arc<dyn Source>> {
         self.source.as_ref().ok_or(Error::ForeignTree)
@@ -47,6 +41,11 @@ impl Ctx {
             Ptr::Disk(d) if d.kind == ChildKind::Contents => Ok(Some(self.source()?.load_value(d)?)),
             Ptr::Disk(_) => Ok(None),
         }
+    }
+
+    /// The inode at `offset`, loaded through the store.
+    pub fn load_inode(&self, offset: u64, hash: &arbor_core::Hash, depth: u32) -> Result<Arc<Inode>> {
+        self.source()?.load_inode(offset, hash, depth)
     }
 
     fn inode_of(&self, slot: &IPtr, depth: u32) -> Result<Option<Arc<Inode>>> {
@@ -82,41 +81,6 @@ impl Ctx {
         }
     }
 
-    /// `dir` with the binding `step` set to `child`, or removed if `child` is None.
-    pub fn dir_with(&self, dir: &Dir, step: &[u8], child: Option<Ptr>) -> Result<Change<Dir>> {
-        let body = match &dir.body {
-            DirBody::Flat(entries) => {
-                let Some(entries) = entries_with(entries, step, child) else {
-                    return Ok(Change::Unchanged);
-                };
-                if entries.is_empty() {
-                    return Ok(Change::Changed(None));
-                }
-                if entries.len() > self.cfg.stable_hash as usize {
-                    DirBody::Large(Arc::new(self.build_inode(0, entries)))
-                } else {
-                    DirBody::Flat(entries)
-                }
-            }
-            DirBody::Large(root) => {
-                let root = match self.inode_with(root, step, child)? {
-                    Change::Unchanged => return Ok(Change::Unchanged),
-                    Change::Changed(None) => return Ok(Change::Changed(None)),
-                    Change::Changed(Some(r)) => r,
-                };
-                if root.count <= u64::from(self.cfg.stable_hash) {
-                    let mut all = Vec::with_capacity(root.count as usize);
-                    self.collect(&root, &mut all)?;
-                    all.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-                    DirBody::Flat(all)
-                } else {
-                    DirBody::Large(Arc::new(root))
-                }
-            }
-        };
-        Ok(Change::Changed(Some(Dir::new(body))))
-    }
-
     /// Builds the inode at `depth` holding `entries` (sorted by step).
     pub fn build_inode(&self, depth: u32, entries: Vec<Entry>) -> Inode {
         let count = entries.len() as u64;
@@ -132,58 +96,6 @@ impl Ctx {
             .map(|b| if b.is_empty() { IPtr::Empty } else { IPtr::Mem(Arc::new(self.build_inode(depth + 1, b))) })
             .collect();
         Inode::new(depth, count, InodeBody::Tree(slots))
-    }
-
-    fn inode_with(&self, node: &Inode, step: &[u8], child: Option<Ptr>) -> Result<Change<Inode>> {
-        match &node.body {
-            InodeBody::Values(entries) => match entries_with(entries, step, child) {
-                None => Ok(Change::Unchanged),
-                Some(e) if e.is_empty() => Ok(Change::Changed(None)),
-                Some(e) => Ok(Change::Changed(Some(self.build_inode(node.depth, e)))),
-            },
-            InodeBody::Tree(slots) => {
-                let i = self.cfg.slot(node.depth, step) as usize;
-                let old = self.inode_of(&slots[i], node.depth + 1)?;
-                let old_count = old.as_ref().map_or(0, |o| o.count);
-                let new = match (&old, child) {
-                    (Some(o), child) => match self.inode_with(o, step, child)? {
-                        Change::Unchanged => return Ok(Change::Unchanged),
-                        Change::Changed(n) => n,
-                    },
-                    (None, None) => return Ok(Change::Unchanged),
-                    (None, Some(c)) => {
-                        let e: Entry = (Step::from_slice(step), c);
-                        Some(Inode::new(node.depth + 1, 1, InodeBody::Values(vec![e])))
-                    }
-                };
-                let count = node.count - old_count + new.as_ref().map_or(0, |n| n.count);
-                if count == 0 {
-                    return Ok(Change::Changed(None));
-                }
-                if count <= u64::from(self.cfg.entries) {
-                    // Too few bindings left for a Tree inode: canonical form is Values.
-                    let mut all = Vec::with_capacity(count as usize);
-                    for (j, s) in slots.iter().enumerate() {
-                        if j != i {
-                            if let Some(sub) = self.inode_of(s, node.depth + 1)? {
-                                self.collect(&sub, &mut all)?;
-                            }
-                        }
-                    }
-                    if let Some(n) = &new {
-                        self.collect(n, &mut all)?;
-                    }
-                    all.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-                    return Ok(Change::Changed(Some(Inode::new(node.depth, count, InodeBody::Values(all)))));
-                }
-                let mut slots = slots.clone();
-                slots[i] = match new {
-                    None => IPtr::Empty,
-                    Some(n) => IPtr::Mem(Arc::new(n)),
-                };
-                Ok(Change::Changed(Some(Inode::new(node.depth, count, InodeBody::Tree(slots)))))
-            }
-        }
     }
 
     /// Appends every binding below `node` to `out` (inode order, not sorted).
@@ -251,56 +163,9 @@ impl Ctx {
         }
         Ok(Some(cur))
     }
-
-    /// `node` with the subtree at `path` replaced by `new` (None removes it). Directories
-    /// left empty are removed, as in Tezos; contents in the way of a directory are replaced.
-    pub fn set_at<S: AsRef<[u8]>>(&self, node: Option<&Ptr>, path: &[S], new: Option<Ptr>) -> Result<Change<Ptr>> {
-        let Some((first, rest)) = path.split_first() else {
-            return Ok(Change::Changed(new));
-        };
-        let dir = match node {
-            Some(p) => self.dir_of(p)?,
-            None => None,
-        };
-        let dir = match dir {
-            Some(d) => d,
-            None if new.is_none() => return Ok(Change::Unchanged),
-            None => Arc::new(Dir::empty()),
-        };
-        let child = self.get(&dir, first.as_ref())?;
-        let new_child = match self.set_at(child.as_ref(), rest, new)? {
-            Change::Unchanged => return Ok(Change::Unchanged),
-            Change::Changed(Some(Ptr::Dir(d))) if d.len() == 0 => None,
-            Change::Changed(c) => c,
-        };
-        match self.dir_with(&dir, first.as_ref(), new_child)? {
-            Change::Unchanged => Ok(Change::Unchanged),
-            Change::Changed(None) => Ok(Change::Changed(None)),
-            Change::Changed(Some(d)) => Ok(Change::Changed(Some(Ptr::Dir(Arc::new(d))))),
-        }
-    }
 }
 
 /// Binary search of a sorted binding list.
 pub(crate) fn search(entries: &[Entry], step: &[u8]) -> std::result::Result<usize, usize> {
     entries.binary_search_by(|(s, _)| s[..].cmp(step))
-}
-
-/// A copy of `entries` with `step` set or removed; None if nothing changes.
-fn entries_with(entries: &[Entry], step: &[u8], child: Option<Ptr>) -> Option<Vec<Entry>> {
-    let pos = search(entries, step);
-    if pos.is_err() && child.is_none() {
-        return None;
-    }
-    let mut out = Vec::with_capacity(entries.len() + 1);
-    out.extend_from_slice(entries);
-    match (pos, child) {
-        (Ok(i), Some(c)) => out[i].1 = c,
-        (Ok(i), None) => {
-            out.remove(i);
-        }
-        (Err(i), Some(c)) => out.insert(i, (Step::from_slice(step), c)),
-        (Err(_), None) => unreachable!("handled above"),
-    }
-    Some(out)
 }

@@ -1,0 +1,168 @@
+//! Changing a tree in place, copy-on-write: a node shared with another tree (or the cache)
+//! is copied before it changes, a node only this tree holds is changed where it is. Building
+//! a block's tree with `add_mut` therefore copies each touched directory once, not once per
+//! operation.
+
+use std::sync::Arc;
+
+use super::node::{Dir, DirBody, Entry, IPtr, Inode, InodeBody, Ptr};
+use super::ops::{search, Ctx};
+use crate::error::Result;
+use crate::path::Step;
+
+/// What a change did to the node it was applied to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Outcome {
+    Unchanged,
+    Changed,
+    /// The node is now an empty directory (or gone): its parent drops the binding.
+    Emptied,
+}
+
+impl Ctx {
+    /// Sets (or, with None, removes) the subtree at `path` below `node`. Directories left
+    /// empty are removed, as in Tezos; contents in the way of a directory are replaced.
+    pub fn set_mut<S: AsRef<[u8]>>(&self, node: &mut Ptr, path: &[S], new: Option<Ptr>) -> Result<Outcome> {
+        let Some((first, rest)) = path.split_first() else {
+            return Ok(match new {
+                None => Outcome::Emptied,
+                Some(Ptr::Dir(d)) if d.len() == 0 => Outcome::Emptied,
+                Some(p) => {
+                    *node = p;
+                    Outcome::Changed
+                }
+            });
+        };
+        // Make `node` an in-memory directory we may change.
+        match node {
+            Ptr::Dir(_) => {}
+            Ptr::Disk(_) => match self.dir_of(node)? {
+                Some(d) => *node = Ptr::Dir(d),
+                None if new.is_none() => return Ok(Outcome::Unchanged),
+                None => *node = Ptr::Dir(Arc::new(Dir::empty())),
+            },
+            Ptr::Value(_) if new.is_none() => return Ok(Outcome::Unchanged),
+            Ptr::Value(_) => *node = Ptr::Dir(Arc::new(Dir::empty())),
+        }
+        let Ptr::Dir(arc) = node else { unreachable!("made a directory above") };
+        let dir = Arc::make_mut(arc);
+        dir.reset();
+        let step = first.as_ref();
+        let outcome = match &mut dir.body {
+            DirBody::Flat(entries) => {
+                let o = self.set_in_entries(entries, step, rest, new)?;
+                if entries.len() > self.cfg.stable_hash as usize {
+                    let all = std::mem::take(entries);
+                    dir.body = DirBody::Large(Arc::new(self.build_inode(0, all)));
+                }
+                o
+            }
+            DirBody::Large(root) => {
+                let r = Arc::make_mut(root);
+                let o = self.set_in_inode(r, step, rest, new)?;
+                if r.count <= u64::from(self.cfg.stable_hash) {
+                    let mut all = Vec::with_capacity(r.count as usize);
+                    self.collect(r, &mut all)?;
+                    all.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+                    dir.body = DirBody::Flat(all);
+                }
+                o
+            }
+        };
+        Ok(match outcome {
+            Outcome::Unchanged => Outcome::Unchanged,
+            _ if dir.len() == 0 => Outcome::Emptied,
+            _ => Outcome::Changed,
+        })
+    }
+
+    /// Applies the change to a sorted binding list; the binding named `step` is added,
+    /// changed, or dropped when its child empties.
+    fn set_in_entries<S: AsRef<[u8]>>(
+        &self,
+        entries: &mut Vec<Entry>,
+        step: &[u8],
+        rest: &[S],
+        new: Option<Ptr>,
+    ) -> Result<Outcome> {
+        match search(entries, step) {
+            Ok(i) => {
+                let o = self.set_mut(&mut entries[i].1, rest, new)?;
+                if o == Outcome::Emptied {
+                    entries.remove(i);
+                    return Ok(Outcome::Changed);
+                }
+                Ok(o)
+            }
+            Err(_) if new.is_none() => Ok(Outcome::Unchanged),
+            Err(i) => {
+                let mut child = Ptr::Dir(Arc::new(Dir::empty()));
+                match self.set_mut(&mut child, rest, new)? {
+                    Outcome::Changed => {
+                        entries.insert(i, (Step::from_slice(step), child));
+                        Ok(Outcome::Changed)
+                    }
+                    // Adding an empty tree where nothing was: nothing to do.
+                    _ => Ok(Outcome::Unchanged),
+                }
+            }
+        }
+    }
+
+    /// Applies the change inside an inode, keeping counts and the canonical inode shape.
+    fn set_in_inode<S: AsRef<[u8]>>(
+        &self,
+        node: &mut Inode,
+        step: &[u8],
+        rest: &[S],
+        new: Option<Ptr>,
+    ) -> Result<Outcome> {
+        node.reset();
+        let depth = node.depth;
+        match &mut node.body {
+            InodeBody::Values(entries) => {
+                let o = self.set_in_entries(entries, step, rest, new)?;
+                node.count = entries.len() as u64;
+                if entries.len() > self.cfg.entries as usize {
+                    let all = std::mem::take(entries);
+                    *node = self.build_inode(depth, all);
+                }
+                Ok(if node.count == 0 { Outcome::Emptied } else { o })
+            }
+            InodeBody::Tree(slots) => {
+                let i = self.cfg.slot(depth, step) as usize;
+                let mut child = match &slots[i] {
+                    IPtr::Empty if new.is_none() => return Ok(Outcome::Unchanged),
+                    IPtr::Empty => Arc::new(Inode::new(depth + 1, 0, InodeBody::Values(Vec::new()))),
+                    IPtr::Mem(c) => c.clone(),
+                    IPtr::Disk { offset, hash } => self.load_inode(*offset, hash, depth + 1)?,
+                };
+                // Release the slot's reference so the child is unique when nothing else shares it.
+                slots[i] = IPtr::Empty;
+                let before = child.count;
+                let c = Arc::make_mut(&mut child);
+                let o = match self.set_in_inode(c, step, rest, new) {
+                    Ok(o) => o,
+                    Err(e) => {
+                        slots[i] = if before == 0 { IPtr::Empty } else { IPtr::Mem(child) };
+                        return Err(e);
+                    }
+                };
+                let after = c.count;
+                slots[i] = if after == 0 { IPtr::Empty } else { IPtr::Mem(child) };
+                node.count = node.count - before + after;
+                if node.count == 0 {
+                    return Ok(Outcome::Emptied);
+                }
+                if node.count <= u64::from(self.cfg.entries) {
+                    // Too few bindings left for a Tree inode: the canonical form is Values.
+                    let mut all = Vec::with_capacity(node.count as usize);
+                    self.collect(node, &mut all)?;
+                    all.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+                    node.body = InodeBody::Values(all);
+                }
+                Ok(if o == Outcome::Emptied { Outcome::Changed } else { o })
+            }
+        }
+    }
+}

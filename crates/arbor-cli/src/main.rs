@@ -1,2 +1,82 @@
-//! The `arbor` command-line tool.
-fn main() {}
+//! The `arbor` command-line tool: commit changes to an arbor store and inspect it.
+//!
+//! Each subcommand is one variant of [`Command`] whose arguments struct lives in its own
+//! module and has a `run(self, out)` method; adding a subcommand means adding both.
+//!
+//! Exit codes: 0 success, 1 not found or check failed, 2 usage or input error.
+
+mod check;
+mod commit;
+mod common;
+mod date;
+mod error;
+mod hex;
+mod inspect;
+mod ops;
+mod read;
+
+use std::io::{BufWriter, Write};
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use error::CliResult;
+
+/// arbor: a Tezos-context-compatible storage engine for blockchain state.
+#[derive(Parser, Debug)]
+#[command(name = "arbor", version, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// The subcommands.
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Apply `add`/`remove` operations read from stdin and commit; prints the hash last.
+    Commit(commit::CommitArgs),
+    /// Print the value at a path, in hex (or as text with --text).
+    Get(read::GetArgs),
+    /// List a directory's children: `NAME/` or `NAME<TAB>SIZE`.
+    Ls(read::LsArgs),
+    /// Show the history through first parents, newest first.
+    Log(inspect::LogArgs),
+    /// Show a commit's parents, date, author, message and tree.
+    Show(inspect::ShowArgs),
+    /// Check every object of every commit.
+    Fsck(check::FsckArgs),
+    /// Print statistics of the stored objects.
+    Stats(check::StatsArgs),
+    /// List the named heads.
+    Heads(inspect::HeadsArgs),
+}
+
+impl Command {
+    fn run(self, out: &mut dyn Write) -> CliResult {
+        match self {
+            Command::Commit(a) => a.run(out),
+            Command::Get(a) => a.run(out),
+            Command::Ls(a) => a.run(out),
+            Command::Log(a) => a.run(out),
+            Command::Show(a) => a.run(out),
+            Command::Fsck(a) => a.run(out),
+            Command::Stats(a) => a.run(out),
+            Command::Heads(a) => a.run(out),
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    // Clap prints its own usage errors and exits with code 2.
+    let cli = Cli::parse();
+    // One buffered, locked stdout for the whole command: `ls` and `log` can print many lines.
+    let stdout = std::io::stdout();
+    let mut out = BufWriter::new(stdout.lock());
+    let result = cli.command.run(&mut out);
+    // Flush even after a failure, so what was printed before it (fsck's counts) is kept.
+    let flushed = out.flush().map_err(error::CliError::from);
+    match result.and(flushed) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => e.report(),
+    }
+}

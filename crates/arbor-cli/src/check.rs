@@ -1,0 +1,70 @@
+//! `arbor fsck` and `arbor stats`: whole-store checks and statistics.
+
+use std::io::Write;
+
+use clap::Args;
+
+use crate::common::StoreArg;
+use crate::error::{CliError, CliResult};
+
+/// Arguments of `arbor fsck`.
+#[derive(Args, Debug)]
+pub struct FsckArgs {
+    #[command(flatten)]
+    store: StoreArg,
+}
+
+impl FsckArgs {
+    /// Checks every object reachable from every commit; prints counts, and fails naming
+    /// each problem found.
+    pub fn run(self, out: &mut dyn Write) -> CliResult {
+        let store = self.store.open_read_only()?;
+        let report = store.fsck();
+        writeln!(out, "commits  {}", report.commits)?;
+        writeln!(out, "objects  {}", report.objects)?;
+        writeln!(out, "errors   {}", report.errors.len())?;
+        if report.errors.is_empty() {
+            return Ok(());
+        }
+        // Each problem on its own stderr line so none is lost in one long message.
+        for e in &report.errors {
+            eprintln!("arbor: fsck: {e}");
+        }
+        Err(CliError::failed(format!("fsck found {} errors in {}", report.errors.len(), store.dir().display())))
+    }
+}
+
+/// Arguments of `arbor stats`.
+#[derive(Args, Debug)]
+pub struct StatsArgs {
+    #[command(flatten)]
+    store: StoreArg,
+}
+
+/// Names of the record kinds, in the order of `StoreStats::records`.
+const RECORD_KINDS: [&str; 4] = ["contents", "flat directories", "values inodes", "tree inodes"];
+
+impl StatsArgs {
+    /// Prints statistics of every object reachable from the commits.
+    pub fn run(self, out: &mut dyn Write) -> CliResult {
+        let store = self.store.open_read_only()?;
+        let s = store.stats()?;
+        writeln!(out, "{:<20}{}", "commits", s.commits)?;
+        writeln!(out, "{:<20}{}", "log bytes", s.log_bytes)?;
+        writeln!(out, "{:<20}{:>12}{:>16}", "objects", "count", "bytes")?;
+        for (name, (count, bytes)) in RECORD_KINDS.iter().zip(s.records.iter().zip(&s.record_bytes)) {
+            writeln!(out, "  {name:<18}{count:>12}{bytes:>16}")?;
+        }
+        let total: u64 = s.records.iter().sum();
+        let total_bytes: u64 = s.record_bytes.iter().sum();
+        writeln!(out, "  {:<18}{total:>12}{total_bytes:>16}", "total")?;
+        writeln!(out, "{:<20}{}", "inlined values", s.inlined_values)?;
+        writeln!(out, "{:<20}{}", "separate values", s.separate_values)?;
+        writeln!(out, "value depths")?;
+        for (depth, count) in s.depths.iter().enumerate().filter(|(_, c)| **c > 0) {
+            writeln!(out, "  {depth:<18}{count:>12}")?;
+        }
+        writeln!(out, "{:<20}{} entries", "largest directory", s.max_dir_entries)?;
+        Ok(())
+    }
+}

@@ -1,0 +1,97 @@
+//! `arbor commit`: apply operations read from standard input to a parent tree and commit.
+
+use std::io::{Read, Write};
+
+use arbor::{Hash, Store, Tree};
+use clap::Args;
+
+use crate::common::{default_commit, parse_hash, StoreArg, MAIN_HEAD};
+use crate::error::{CliError, CliResult};
+use crate::ops::{self, Numbered, Op, ValueSyntax};
+
+/// Arguments of `arbor commit`.
+#[derive(Args, Debug)]
+#[command(after_help = "\
+Standard input holds one operation a line:
+  add PATH VALUE     put VALUE at PATH (hex; `0x` alone is the empty value)
+  remove PATH        remove whatever is at PATH
+PATH is `/`-separated. With --text, VALUE is the rest of the line after the one
+space that follows PATH, taken verbatim. Blank lines and lines starting with `#`
+are skipped. The new commit's hash is the last line printed, and head `main`
+moves to it.")]
+pub struct CommitArgs {
+    #[command(flatten)]
+    store: StoreArg,
+    /// Parent commit (hex or Co…); default: head `main`, else the last commit, else none.
+    #[arg(long, value_name = "HASH", value_parser = parse_hash, conflicts_with = "no_parent")]
+    parent: Option<Hash>,
+    /// Commit without a parent, starting from the empty tree.
+    #[arg(long)]
+    no_parent: bool,
+    /// Commit date in seconds since the Unix epoch (Tezos: the block timestamp).
+    #[arg(long, value_name = "SECS", allow_negative_numbers = true)]
+    date: i64,
+    /// Commit message.
+    #[arg(long, value_name = "TEXT")]
+    message: String,
+    /// Commit author.
+    #[arg(long, value_name = "TEXT", default_value = "Tezos")]
+    author: String,
+    /// Values are UTF-8 text (the rest of the line) instead of hex.
+    #[arg(long)]
+    text: bool,
+}
+
+impl CommitArgs {
+    /// Runs the command, printing a summary and then the new commit's hash.
+    pub fn run(self, out: &mut dyn Write) -> CliResult {
+        let mut input = Vec::new();
+        std::io::stdin().lock().read_to_end(&mut input)?;
+        let syntax = if self.text { ValueSyntax::Text } else { ValueSyntax::Hex };
+        // Parse before opening, so malformed input neither creates nor locks a store.
+        let ops = ops::parse(&input, syntax)?;
+
+        let store = self.store.open_writable()?;
+        let (base, parents) = self.base(&store)?;
+        let tree = apply(base, &ops)?;
+        let (hash, stats) =
+            store.commit_with_stats(&tree, &parents, self.date, self.author.as_bytes(), self.message.as_bytes())?;
+        store.set_head(MAIN_HEAD, &hash)?;
+        writeln!(out, "operations {}, objects written {}, values inlined {}", ops.len(), stats.objects, stats.inlined)?;
+        writeln!(out, "{hash}")?;
+        Ok(())
+    }
+
+    /// The tree to start from and the parents to record.
+    fn base(&self, store: &Store) -> CliResult<(Tree, Vec<Hash>)> {
+        let parent = match (self.parent, self.no_parent) {
+            (Some(h), _) => Some(h),
+            (None, true) => None,
+            (None, false) => default_commit(store),
+        };
+        match parent {
+            None => Ok((store.empty(), Vec::new())),
+            Some(h) => match store.checkout(&h) {
+                Ok(tree) => Ok((tree, vec![h])),
+                Err(arbor::Error::UnknownCommit(_)) => Err(CliError::failed(format!("unknown parent commit {h}"))),
+                Err(e) => Err(e.into()),
+            },
+        }
+    }
+}
+
+/// Applies the operations in order; an error caused by a line's content names the line.
+fn apply(mut tree: Tree, ops: &[Numbered]) -> CliResult<Tree> {
+    for Numbered { line, op } in ops {
+        let result = match op {
+            Op::Add { path, value } => tree.add(path, value),
+            Op::Remove { path } => tree.remove(path),
+        };
+        tree = result.map_err(|e| {
+            let mut err = CliError::from(e);
+            err.message = format!("line {line}: {}", err.message);
+            err
+        })?;
+    }
+    Ok(tree)
+}

@@ -147,7 +147,13 @@ impl Dir {
 
     pub fn hash(&self) -> &Hash {
         self.hash.get_or_init(|| match &self.body {
-            DirBody::Flat(entries) => flat_node_hash(entries.iter().map(|(s, p)| (&s[..], p.kind(), p.hash()))),
+            DirBody::Flat(entries) => {
+                prehash(entries.iter().filter_map(|(_, p)| match p {
+                    Ptr::Dir(d) if d.hash.get().is_none() => Some(Dirty::Dir(d)),
+                    _ => None,
+                }));
+                flat_node_hash(entries.iter().map(|(s, p)| (&s[..], p.kind(), p.hash())))
+            }
             DirBody::Large(inode) => *inode.hash(),
         })
     }
@@ -237,12 +243,43 @@ impl Inode {
         self.hash.get_or_init(|| match &self.body {
             InodeBody::Values(entries) => inode_values_hash(entries.iter().map(|(s, p)| (&s[..], p.kind(), p.hash()))),
             InodeBody::Tree(slots) => {
+                if self.depth <= 1 {
+                    prehash(slots.iter().filter_map(|s| match s {
+                        IPtr::Mem(i) if i.hash.get().is_none() => Some(Dirty::Inode(i)),
+                        _ => None,
+                    }));
+                }
                 let n = slots.iter().filter(|s| !matches!(s, IPtr::Empty)).count();
                 let it = slots.iter().enumerate().filter_map(|(i, s)| s.hash().map(|h| (i as u32, h)));
                 inode_tree_hash(self.depth, self.count, ExactLen { inner: it, len: n })
             }
         })
     }
+}
+
+/// A child whose hash is not computed yet.
+enum Dirty<'a> {
+    Dir(&'a Arc<Dir>),
+    Inode(&'a Arc<Inode>),
+}
+
+/// Computes the hashes of several changed subtrees in parallel before their parent needs
+/// them: hashing is most of a commit's CPU time, and the top of a tree is where independent
+/// subtrees are large. Below the top, hashing stays on the calling thread.
+fn prehash<'a>(dirty: impl Iterator<Item = Dirty<'a>>) {
+    use rayon::prelude::*;
+    let dirty: Vec<Dirty<'a>> = dirty.collect();
+    if dirty.len() < 2 {
+        return;
+    }
+    dirty.par_iter().for_each(|d| match d {
+        Dirty::Dir(d) => {
+            d.hash();
+        }
+        Dirty::Inode(i) => {
+            i.hash();
+        }
+    });
 }
 
 /// An iterator with a known length, for hashing functions that write the count first.

@@ -108,3 +108,19 @@ fn heads_persist() {
     let store = Store::open(dir.path()).unwrap();
     assert_eq!(store.head("main"), None);
 }
+
+#[test]
+fn read_only_refresh_sees_new_commits() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let a = store.commit(&store.empty().add(&["x"], b"1").unwrap(), &[], 0, "Tezos", "").unwrap();
+    let ro = Store::open_with(dir.path(), arbor::Config { read_only: true, ..Default::default() }).unwrap();
+    assert!(ro.contains(&a));
+    let b = store.commit(&store.checkout(&a).unwrap().add(&["y"], b"2").unwrap(), &[a], 1, "Tezos", "").unwrap();
+    store.set_head("main", &b).unwrap();
+    assert!(!ro.contains(&b));
+    assert_eq!(ro.refresh().unwrap(), 1);
+    assert_eq!(ro.head("main"), Some(b));
+    assert_eq!(ro.checkout(&b).unwrap().find(&["y"]).unwrap(), Some(b"2".to_vec()));
+    assert_eq!(ro.refresh().unwrap(), 0);
+}

@@ -123,6 +123,23 @@ impl Log {
         Ok(chunk)
     }
 
+    /// Registers chunk files another process (the writer) created since this log was opened.
+    pub fn reload_chunks(&self) -> Result<()> {
+        let names = self.fs.list(&self.dir).map_err(io_err("listing", &self.dir))?;
+        let mut chunks = self.chunks.write();
+        let known = chunks.last().map(|c| c.start);
+        for name in names.iter().filter(|n| n.ends_with(".chunk")) {
+            let Some(start) = name.strip_suffix(".chunk").and_then(|s| s.parse::<u64>().ok()) else { continue };
+            if known.is_some_and(|k| start <= k) {
+                continue;
+            }
+            let path = self.dir.join(name);
+            let file = self.fs.open(&path, OpenOptions::default()).map_err(io_err("opening", &path))?;
+            chunks.push(Arc::new(Chunk { start, file, path }));
+        }
+        Ok(())
+    }
+
     /// Every chunk, in offset order.
     pub fn chunks(&self) -> Vec<Arc<Chunk>> {
         self.chunks.read().clone()

@@ -18,6 +18,8 @@ pub struct FsckReport {
     pub objects: u64,
     /// Problems found, each naming the file and offset; empty when the store is sound.
     pub errors: Vec<String>,
+    /// True when the check stopped early after reaching its limit of reported problems.
+    pub truncated: bool,
 }
 
 /// Statistics of the objects reachable from every commit (each object counted once).
@@ -50,6 +52,7 @@ struct Walk<'a> {
     inode_counts: HashMap<u64, u64>,
     stats: StoreStats,
     errors: Vec<String>,
+    first_error: Option<Error>,
     objects: u64,
 }
 
@@ -210,6 +213,7 @@ impl Walk<'_> {
             })();
             if let Err(e) = r {
                 self.fail(format!("commit {hash}: {e}"));
+                self.first_error.get_or_insert(e);
             }
         }
     }
@@ -223,6 +227,7 @@ impl Store {
             inode_counts: HashMap::new(),
             stats: StoreStats { log_bytes: self.log_bytes(), ..StoreStats::default() },
             errors: Vec::new(),
+            first_error: None,
             objects: 0,
         };
         w.run();
@@ -233,14 +238,16 @@ impl Store {
     /// inode counts and hashes. Problems are reported, not returned as an error.
     pub fn fsck(&self) -> FsckReport {
         let w = self.walk();
-        FsckReport { commits: w.stats.commits, objects: w.objects, errors: w.errors }
+        let truncated = w.errors.len() >= MAX_ERRORS;
+        FsckReport { commits: w.stats.commits, objects: w.objects, errors: w.errors, truncated }
     }
 
-    /// Statistics of every object reachable from the commits.
+    /// Statistics of every object reachable from the commits; the first problem met (such
+    /// as [`Error::Corrupt`]) is returned as the error.
     pub fn stats(&self) -> Result<StoreStats> {
         let w = self.walk();
-        match w.errors.into_iter().next() {
-            Some(e) => Err(Error::InvalidArgument(format!("store fails fsck: {e}"))),
+        match w.first_error {
+            Some(e) => Err(e),
             None => Ok(w.stats),
         }
     }

@@ -374,6 +374,37 @@ impl Store {
         self.flush()
     }
 
+    /// For a store opened read-only beside a writer: picks up the commits and heads the
+    /// writer made durable since this store was opened (or last refreshed). Returns how many
+    /// new commits became visible. A writable store is always current; this returns 0.
+    pub fn refresh(&self) -> Result<usize> {
+        if self.shared.writer.lock().is_some() {
+            return Ok(0);
+        }
+        let log = &self.shared.loader.log;
+        log.reload_chunks()?;
+        let found = recover::scan(log, log.end())?;
+        {
+            let mut heads = self.shared.heads.write();
+            for (_, h) in &found.heads {
+                match &h.target {
+                    Some(t) => heads.insert(h.name.clone(), *t),
+                    None => heads.remove(&h.name),
+                };
+            }
+        }
+        {
+            let mut commits = self.shared.commits.write();
+            let mut order = self.shared.order.write();
+            for (h, o) in &found.commits {
+                commits.insert(*h, *o);
+                order.push((*h, *o));
+            }
+        }
+        log.set_end(found.valid_end.max(log.end()));
+        Ok(found.commits.len())
+    }
+
     /// Bytes of the log (all chunk files).
     pub fn log_bytes(&self) -> u64 {
         self.shared.loader.log.end()

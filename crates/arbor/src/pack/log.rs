@@ -57,9 +57,9 @@ fn header_bytes(start: u64, uid: u64) -> [u8; CHUNK_HEADER_LEN as usize] {
 }
 
 impl Log {
-    /// Opens the chunk files under `dir` (created if missing, with a first chunk when empty
-    /// and `create` is set). Chunks whose header is torn are dropped when `repair` is set:
-    /// they can only be the last, created by a writer that died before syncing it.
+    /// Opens the chunk files under `dir` (created, with a first chunk, when `writable` and
+    /// missing). A last chunk whose header is torn was being created when the writer died: a
+    /// writable open removes it, a read-only one ignores it; a torn header elsewhere is corruption.
     pub fn open(fs: Arc<dyn FileSystem>, dir: &Path, uid: u64, writable: bool) -> Result<Log> {
         let mut chunks = Vec::new();
         if writable {
@@ -96,6 +96,11 @@ impl Log {
                 return Err(Error::UnsupportedVersion { file: path, found: version, supported: FORMAT_VERSION });
             }
             let start = u64::from_le_bytes(h[12..20].try_into().expect("8"));
+            let chunk_uid = u64::from_le_bytes(h[20..28].try_into().expect("8"));
+            if uid != 0 && chunk_uid != uid {
+                let kind = Corruption::BadEncoding("chunk belongs to another store");
+                return Err(Error::Corrupt { file: path, offset: 20, kind });
+            }
             if chunk_name(start) != *name {
                 return Err(Error::Corrupt { file: path, offset: 12, kind: Corruption::BadEncoding("chunk start") });
             }
@@ -292,6 +297,9 @@ impl LogWriter {
         if self.pos - self.chunk.start < chunk_bytes {
             return Ok(());
         }
+        // Under a relaxed policy the old chunk may hold unsynced commits; later syncs only
+        // reach the new chunk, so this is the old one's last chance.
+        self.sync()?;
         self.chunk = log.new_chunk(self.pos)?;
         self.pos += CHUNK_HEADER_LEN;
         self.buf_start = self.pos;

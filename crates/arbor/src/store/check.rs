@@ -1,6 +1,6 @@
 //! fsck and statistics over every object reachable from the commits.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use arbor_core::{commit_hash, contents_hash, ChildKind, Hash};
 
@@ -48,7 +48,9 @@ const MAX_ERRORS: usize = 100;
 
 struct Walk<'a> {
     store: &'a Store,
-    seen: HashSet<u64>,
+    /// Objects checked, with the hash their first parent recorded: a second pointer to the
+    /// same offset must record the same hash.
+    seen: HashMap<u64, Hash>,
     inode_counts: HashMap<u64, u64>,
     stats: StoreStats,
     errors: Vec<String>,
@@ -81,6 +83,15 @@ impl Walk<'_> {
         Ok(k)
     }
 
+    /// True if the object at `offset` was checked already (under the same hash, else an error).
+    fn already(&mut self, offset: u64, hash: Hash) -> Result<bool> {
+        match self.seen.insert(offset, hash) {
+            None => Ok(false),
+            Some(h) if h == hash => Ok(true),
+            Some(h) => Err(self.mismatch(offset, h, hash)),
+        }
+    }
+
     fn mismatch(&self, offset: u64, expected: Hash, actual: Hash) -> Error {
         Error::Corrupt {
             file: self.store.shared.loader.file_of(offset),
@@ -108,7 +119,7 @@ impl Walk<'_> {
                 ChildKind::Contents => {
                     self.stats.separate_values += 1;
                     self.depth_value(depth);
-                    if !self.seen.insert(d.offset) {
+                    if self.already(d.offset, d.hash)? {
                         return Ok(());
                     }
                     self.record_size(d.offset)?;
@@ -125,7 +136,7 @@ impl Walk<'_> {
     }
 
     fn dir(&mut self, offset: u64, expected: Hash, depth: usize) -> Result<()> {
-        if !self.seen.insert(offset) {
+        if self.already(offset, expected)? {
             return Ok(());
         }
         self.record_size(offset)?;
@@ -176,10 +187,11 @@ impl Walk<'_> {
     }
 
     fn inode(&mut self, offset: u64, expected: Hash, inode_depth: u32, depth: usize) -> Result<u64> {
-        if let Some(c) = self.inode_counts.get(&offset) {
-            return Ok(*c);
+        if self.already(offset, expected)? {
+            if let Some(c) = self.inode_counts.get(&offset) {
+                return Ok(*c);
+            }
         }
-        self.seen.insert(offset);
         self.record_size(offset)?;
         let node = self.store.shared.loader.decode_inode(offset, None, inode_depth)?;
         self.inode_children(&node, offset, depth)?;
@@ -223,7 +235,7 @@ impl Store {
     fn walk(&self) -> Walk<'_> {
         let mut w = Walk {
             store: self,
-            seen: HashSet::new(),
+            seen: HashMap::new(),
             inode_counts: HashMap::new(),
             stats: StoreStats { log_bytes: self.log_bytes(), ..StoreStats::default() },
             errors: Vec::new(),

@@ -67,6 +67,7 @@ fn entries_weight(entries: &[Entry]) -> usize {
 pub(crate) struct Loader {
     pub log: Log,
     pub cache: ObjectCache,
+    /// Id of this store instance (not the persistent store uid): see `Persisted`.
     pub uid: u64,
     pub inode: InodeConfig,
 }

@@ -186,12 +186,19 @@ impl Store {
         if !Arc::ptr_eq(&tree.ctx, &self.ctx) && (tree.ctx.source.is_some() || tree.ctx.cfg != self.ctx.cfg) {
             return Err(Error::ForeignTree);
         }
+        if tree.kind() != crate::tree::Kind::Dir {
+            return Err(Error::NotADirectory);
+        }
         let mut guard = self.shared.writer.lock();
         let w = guard.as_mut().ok_or(Error::ReadOnly)?;
         if self.shared.poisoned.load(Ordering::Acquire) {
             return Err(Error::Poisoned);
         }
+        // A failure (or a panic) part-way leaves the log and the nodes' remembered offsets
+        // out of step: refuse further writes until the store is reopened and recovered.
+        let poison = PoisonOnUnwind(&self.shared.poisoned);
         let result = self.write_commit(w, tree, parents, date, author, message);
+        std::mem::forget(poison);
         if result.is_err() {
             self.shared.poisoned.store(true, Ordering::Release);
         }
@@ -219,7 +226,7 @@ impl Store {
         let root = match &tree.root {
             Ptr::Dir(d) => p.dir(d)?,
             Ptr::Disk(d) if d.kind == arbor_core::ChildKind::Node => d.offset,
-            _ => return Err(Error::NotADirectory),
+            _ => unreachable!("checked to be a directory before writing"),
         };
         let stats = p.stats;
         let tree_hash = tree.hash();
@@ -277,7 +284,7 @@ impl Store {
         crash_point("control:after-index-sync");
         w.generation += 1;
         let control = Control {
-            uid: sh.loader.uid,
+            uid: sh.loader.log.uid,
             generation: w.generation,
             inode: sh.loader.inode,
             durable_end: w.log.pos(),
@@ -375,7 +382,8 @@ impl Store {
     }
 
     /// For a store opened read-only beside a writer: picks up the commits and heads the
-    /// writer made durable since this store was opened (or last refreshed). Returns how many
+    /// writer has completely written (on the same machine, synced or not) since this store
+    /// was opened or last refreshed. Returns how many
     /// new commits became visible. A writable store is always current; this returns 0.
     pub fn refresh(&self) -> Result<usize> {
         if self.shared.writer.lock().is_some() {
@@ -384,6 +392,8 @@ impl Store {
         let log = &self.shared.loader.log;
         log.reload_chunks()?;
         let found = recover::scan(log, log.end())?;
+        // Readers must be able to read a commit's objects before they can find the commit.
+        log.set_end(found.valid_end.max(log.end()));
         {
             let mut heads = self.shared.heads.write();
             for (_, h) in &found.heads {
@@ -401,7 +411,6 @@ impl Store {
                 order.push((*h, *o));
             }
         }
-        log.set_end(found.valid_end.max(log.end()));
         Ok(found.commits.len())
     }
 
@@ -413,13 +422,22 @@ impl Store {
 
 impl Drop for Shared {
     fn drop(&mut self) {
-        // Best effort: a clean shutdown leaves a fresh recovery point. Errors here change
-        // nothing durable, so they are ignored; recovery scans the log anyway.
+        // Best effort under a relaxed policy: sync what was written. Errors here change nothing
+        // durable, so they are ignored; the next open recovers from the log either way.
         if let Some(w) = self.writer.get_mut() {
             if !self.poisoned.load(Ordering::Acquire) && (w.unsynced || w.commits_since_control > 0) {
                 let _ = w.log.flush().and_then(|_| w.log.sync());
             }
         }
+    }
+}
+
+/// Poisons the store if dropped, i.e. if a write panicked part-way.
+struct PoisonOnUnwind<'a>(&'a AtomicBool);
+
+impl Drop for PoisonOnUnwind<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Release);
     }
 }
 

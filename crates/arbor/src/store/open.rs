@@ -29,11 +29,20 @@ fn random_uid() -> u64 {
     h.finish() | 1
 }
 
+/// A process-unique id for each opened store instance (never 0, which marks memory-only trees).
+fn next_instance() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
+
 pub(super) fn open(dir: &Path, config: Config) -> Result<Store> {
     let fs = config.fs.clone();
     let writable = !config.read_only;
-    if config.inline_max > 4096 || config.inode.entries == 0 || config.inode.entries > 32 {
-        return Err(Error::InvalidArgument("inline_max at most 4096; inode entries 1..=32".into()));
+    let shape = config.inode;
+    if config.inline_max > 4096 || shape.entries == 0 || shape.entries > 32 || shape.stable_hash < shape.entries {
+        return Err(Error::InvalidArgument(
+            "inline_max must be at most 4096, inode entries in 1..=32 and stable_hash >= entries".into(),
+        ));
     }
     if writable {
         if !fs.exists(dir) {
@@ -122,11 +131,14 @@ pub(super) fn open(dir: &Path, config: Config) -> Result<Store> {
     };
     order.extend(found.commits.iter().copied());
     let commits = order.iter().copied().collect();
-    let loader = Arc::new(Loader { log, cache: new_cache(config.cache_bytes), uid: control.uid, inode: control.inode });
+    // Nodes remember where this instance wrote them; a new instance (after a crash, say)
+    // must not trust those offsets, so the id is new at every open.
+    let instance = next_instance();
+    let loader = Arc::new(Loader { log, cache: new_cache(config.cache_bytes), uid: instance, inode: control.inode });
     let ctx = Arc::new(Ctx {
         cfg: control.inode,
         source: Some(loader.clone()),
-        uid: control.uid,
+        uid: instance,
         max_value_len: config.max_value_len,
     });
     let shared = Shared {
@@ -170,9 +182,15 @@ fn truncate_tail(log: &Log, end: u64) -> Result<()> {
     log.drop_chunks_from(last.start + 1)?;
     let keep = end - last.start;
     let len = last.file.len().map_err(io_err("reading the length of", &last.path))?;
+    if len < keep {
+        // The control file promises data the chunk does not have: never pad it with zeros.
+        return Err(Error::Corrupt { file: last.path.clone(), offset: len, kind: crate::error::Corruption::Truncated });
+    }
     if len != keep {
         last.file.set_len(keep).map_err(io_err("truncating", &last.path))?;
-        last.file.sync_data().map_err(io_err("syncing", &last.path))?;
     }
+    // What recovery kept may have reached the file without being synced (the writer died
+    // between write and fsync): make it durable before anyone builds on it.
+    last.file.sync_data().map_err(io_err("syncing", &last.path))?;
     Ok(())
 }

@@ -5,6 +5,7 @@
 //!
 //! Exit codes: 0 success, 1 not found or check failed, 2 usage or input error.
 
+mod audit;
 mod check;
 mod commit;
 mod common;
@@ -49,6 +50,8 @@ enum Command {
     Stats(check::StatsArgs),
     /// List the named heads.
     Heads(inspect::HeadsArgs),
+    /// Audit a commit's state: content sizes, fan-out, inlining, bytes per kind, zstd ratio.
+    Audit(audit::AuditArgs),
 }
 
 impl Command {
@@ -62,6 +65,7 @@ impl Command {
             Command::Fsck(a) => a.run(out),
             Command::Stats(a) => a.run(out),
             Command::Heads(a) => a.run(out),
+            Command::Audit(a) => a.run(out),
         }
     }
 }

@@ -41,6 +41,16 @@ pub struct StoreStats {
     pub depths: Vec<u64>,
     /// Largest directory seen (entries).
     pub max_dir_entries: u64,
+    /// Values by size: `value_sizes[k]` counts values of `2^k..2^(k+1)` bytes (empty values in
+    /// bucket 0), as seed 000's content size distribution.
+    pub value_sizes: [u64; 32],
+    /// Directories by entry count: `dir_fanout[k]` counts directories of `2^k..2^(k+1)` entries.
+    pub dir_fanout: [u64; 32],
+}
+
+/// The log2 bucket of a size: `floor(log2(n))`, 0 for 0.
+fn log2_bucket(n: u64) -> usize {
+    (63 - n.max(1).leading_zeros()) as usize
 }
 
 /// Gives up after this many errors: a badly damaged store would otherwise flood the report.
@@ -109,7 +119,8 @@ impl Walk<'_> {
 
     fn child(&mut self, p: &Ptr, depth: usize) -> Result<()> {
         match p {
-            Ptr::Value(_) => {
+            Ptr::Value(v) => {
+                self.stats.value_sizes[log2_bucket(v.bytes.len() as u64)] += 1;
                 self.stats.inlined_values += 1;
                 self.depth_value(depth);
                 Ok(())
@@ -124,6 +135,7 @@ impl Walk<'_> {
                     }
                     self.record_size(d.offset)?;
                     let v = self.store.shared.loader.load_value(d)?;
+                    self.stats.value_sizes[log2_bucket(v.bytes.len() as u64)] += 1;
                     let actual = contents_hash(&v.bytes);
                     if actual != d.hash {
                         return Err(self.mismatch(d.offset, d.hash, actual));
@@ -142,6 +154,7 @@ impl Walk<'_> {
         self.record_size(offset)?;
         let dir: Dir = self.store.shared.loader.decode_dir(offset, None)?;
         self.stats.max_dir_entries = self.stats.max_dir_entries.max(dir.len());
+        self.stats.dir_fanout[log2_bucket(dir.len())] += 1;
         match &dir.body {
             DirBody::Flat(entries) => {
                 for (_, p) in entries {
@@ -203,8 +216,24 @@ impl Walk<'_> {
         Ok(node.count)
     }
 
-    fn run(&mut self) {
-        let commits = self.store.shared.order.read().clone();
+    fn run(&mut self, only: Option<&[Hash]>) {
+        let commits: Vec<(Hash, u64)> = match only {
+            None => self.store.shared.order.read().clone(),
+            Some(hashes) => {
+                let map = self.store.shared.commits.read();
+                let mut out = Vec::with_capacity(hashes.len());
+                for h in hashes {
+                    match map.get(h) {
+                        Some(o) => out.push((*h, *o)),
+                        None => {
+                            self.fail(format!("unknown commit {h}"));
+                            self.first_error.get_or_insert(Error::UnknownCommit(*h));
+                        }
+                    }
+                }
+                out
+            }
+        };
         for (hash, offset) in commits {
             if self.errors.len() >= MAX_ERRORS {
                 break;
@@ -232,7 +261,7 @@ impl Walk<'_> {
 }
 
 impl Store {
-    fn walk(&self) -> Walk<'_> {
+    fn walk(&self, only: Option<&[Hash]>) -> Walk<'_> {
         let mut w = Walk {
             store: self,
             seen: HashMap::new(),
@@ -242,14 +271,14 @@ impl Store {
             first_error: None,
             objects: 0,
         };
-        w.run();
+        w.run(only);
         w
     }
 
     /// Reads every object reachable from every commit, checking checksums, encodings,
     /// inode counts and hashes. Problems are reported, not returned as an error.
     pub fn fsck(&self) -> FsckReport {
-        let w = self.walk();
+        let w = self.walk(None);
         let truncated = w.errors.len() >= MAX_ERRORS;
         FsckReport { commits: w.stats.commits, objects: w.objects, errors: w.errors, truncated }
     }
@@ -257,7 +286,13 @@ impl Store {
     /// Statistics of every object reachable from the commits; the first problem met (such
     /// as [`Error::Corrupt`]) is returned as the error.
     pub fn stats(&self) -> Result<StoreStats> {
-        let w = self.walk();
+        self.stats_of(None)
+    }
+
+    /// [`Store::stats`] over the objects reachable from the given commits only (all when None):
+    /// the state of one commit is what an audit of a context at a given level measures.
+    pub fn stats_of(&self, commits: Option<&[Hash]>) -> Result<StoreStats> {
+        let w = self.walk(commits);
         match w.first_error {
             Some(e) => Err(e),
             None => Ok(w.stats),

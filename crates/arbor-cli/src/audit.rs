@@ -1,0 +1,127 @@
+//! `arbor audit`: the context audit of seed 000 section 3 over one commit's state (content
+//! sizes, directory fan-out, inlined versus separate values, bytes per object kind) and the
+//! zstd compression ratio of the whole log.
+
+use std::io::{Read, Write};
+
+use arbor::Hash;
+use clap::Args;
+
+use crate::common::{parse_hash, resolve_commit, StoreArg};
+use crate::error::CliResult;
+
+/// Arguments of `arbor audit`.
+#[derive(Args, Debug)]
+pub struct AuditArgs {
+    #[command(flatten)]
+    store: StoreArg,
+    /// Commit whose state is audited (default: head `main`, else the last commit).
+    #[arg(long, value_parser = parse_hash)]
+    commit: Option<Hash>,
+    /// Audit every commit's objects, not one commit's state.
+    #[arg(long, conflicts_with = "commit")]
+    all: bool,
+    /// zstd level for the compression ratio.
+    #[arg(long, default_value_t = 3)]
+    zstd_level: i32,
+}
+
+/// Record kinds in the order of `StoreStats::records`.
+const KINDS: [&str; 4] = ["contents", "flat directories", "values inodes", "tree inodes"];
+
+fn percent(part: u64, whole: u64) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        100.0 * part as f64 / whole as f64
+    }
+}
+
+/// Writes a log2 histogram with shares, skipping empty buckets.
+fn histogram(out: &mut dyn Write, title: &str, unit: &str, buckets: &[u64]) -> std::io::Result<()> {
+    let total: u64 = buckets.iter().sum();
+    writeln!(out, "{title} (log2 buckets, {total} in all)")?;
+    writeln!(out, "  {:<8}{:>18}{:>12}{:>10}", "log2", unit, "count", "share %")?;
+    for (k, n) in buckets.iter().enumerate().filter(|(_, n)| **n > 0) {
+        let range = format!("{}..{}", 1u64 << k, (1u64 << (k + 1)) - 1);
+        writeln!(out, "  {k:<8}{range:>18}{n:>12}{:>10.3}", percent(*n, total))?;
+    }
+    Ok(())
+}
+
+impl AuditArgs {
+    /// Runs the audit and prints it.
+    pub fn run(self, out: &mut dyn Write) -> CliResult {
+        let store = self.store.open_read_only()?;
+        let stats = if self.all {
+            writeln!(out, "audit of every commit's objects")?;
+            store.stats()?
+        } else {
+            let c = resolve_commit(&store, self.commit)?;
+            writeln!(out, "audit of the state of commit {c}")?;
+            store.stats_of(Some(&[c]))?
+        };
+        let values = stats.inlined_values + stats.separate_values;
+        histogram(out, "content sizes", "bytes", &stats.value_sizes)?;
+        let small: u64 = stats.value_sizes[..5].iter().sum();
+        writeln!(out, "  values under 32 bytes: {:.2}%", percent(small, values))?;
+        histogram(out, "directory fan-out", "entries", &stats.dir_fanout)?;
+        writeln!(out, "values: {values}")?;
+        writeln!(
+            out,
+            "  inlined in their parent: {} ({:.2}%)",
+            stats.inlined_values,
+            percent(stats.inlined_values, values)
+        )?;
+        writeln!(
+            out,
+            "  separate records:        {} ({:.2}%)",
+            stats.separate_values,
+            percent(stats.separate_values, values)
+        )?;
+        let total_bytes: u64 = stats.record_bytes.iter().sum();
+        writeln!(out, "records by kind:")?;
+        writeln!(out, "  {:<18}{:>12}{:>16}{:>10}{:>12}", "kind", "count", "bytes", "share %", "mean bytes")?;
+        for (name, (n, b)) in KINDS.iter().zip(stats.records.iter().zip(&stats.record_bytes)) {
+            let mean = if *n == 0 { 0 } else { b / n };
+            writeln!(out, "  {name:<18}{n:>12}{b:>16}{:>10.2}{mean:>12}", percent(*b, total_bytes))?;
+        }
+        let (raw, packed) = compression(&self.store.store.join("pack"), self.zstd_level)?;
+        let ratio = if packed == 0 { 0.0 } else { raw as f64 / packed as f64 };
+        writeln!(out, "log: {raw} bytes; zstd level {}: {packed} bytes, ratio {ratio:.2}x", self.zstd_level)?;
+        Ok(())
+    }
+}
+
+/// Total and zstd-compressed bytes of every chunk file, compressed in independent 1 MiB blocks
+/// (the granularity a store could compress at without losing random access).
+fn compression(pack: &std::path::Path, level: i32) -> CliResult<(u64, u64)> {
+    let mut raw = 0u64;
+    let mut packed = 0u64;
+    let mut names: Vec<_> = std::fs::read_dir(pack)?.filter_map(|e| e.ok()).map(|e| e.path()).collect();
+    names.sort();
+    let mut buf = vec![0u8; 1 << 20];
+    for path in names.iter().filter(|p| p.extension().is_some_and(|e| e == "chunk")) {
+        let mut f = std::fs::File::open(path)?;
+        loop {
+            let n = read_full(&mut f, &mut buf)?;
+            if n == 0 {
+                break;
+            }
+            raw += n as u64;
+            packed += zstd::bulk::compress(&buf[..n], level)?.len() as u64;
+        }
+    }
+    Ok((raw, packed))
+}
+
+fn read_full(f: &mut std::fs::File, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match f.read(&mut buf[n..])? {
+            0 => break,
+            k => n += k,
+        }
+    }
+    Ok(n)
+}

@@ -1,6 +1,6 @@
 //! arbor-trace: context operation traces for the arbor storage engine.
 //!
-//! - [`format`]: a compact, versioned, checksummed binary trace format written
+//! - [`format`](mod@format): a compact, versioned, checksummed binary trace format written
 //!   and read block by block ([`TraceWriter`], [`TraceReader`]); the byte
 //!   layout is documented in `docs/TRACE.md`.
 //! - [`initial_state`]: a deterministic stream of `(path, value)` pairs that a
@@ -8,6 +8,35 @@
 //! - [`generate`]: a synthetic `tezos-mainnet` workload reproducing the
 //!   figures of the seed documents (see `docs/WORKLOAD.md`).
 //! - [`stats()`]: a summary of any trace, printed next to those figures.
+//!
+//! A replay loads the initial state the header names, then applies each
+//! block's operations to its store and checks every recorded result:
+//!
+//! ```
+//! use arbor_trace::{generate, GeneratorParams, OpRef, TraceError, TraceReader};
+//!
+//! let params = GeneratorParams { blocks: 3, values: 10_000, ..GeneratorParams::default() };
+//! let mut trace = Vec::new();
+//! generate(params, &mut trace)?;
+//!
+//! let mut reader = TraceReader::new(trace.as_slice())?;
+//! let initial = reader.header().initial_state.stream()?.expect("generated state");
+//! assert_eq!(initial.count(), 10_000); // load these (in chunks) into the store
+//! let mut finds = 0;
+//! while let Some(block) = reader.next_block_with(|op| {
+//!     if let OpRef::Find { path, result } = op {
+//!         // Look `path` up in the store; `result` must match what it holds.
+//!         let _ = (path, result);
+//!         finds += 1;
+//!     }
+//!     Ok::<(), TraceError>(())
+//! })? {
+//!     // Commit here; `block.commit` has the date, message and author.
+//!     assert!(block.level >= 1);
+//! }
+//! assert!(finds > 3 * 2_000);
+//! # Ok::<(), TraceError>(())
+//! ```
 
 pub mod error;
 pub mod format;

@@ -37,7 +37,7 @@ fn invalid(reason: &str) -> TraceError {
 
 /// Builds the operations of one block directly in their encoded form.
 ///
-/// [`crate::TraceWriter::write_block`] uses it for a whole [`Block`]; a
+/// [`crate::TraceWriter::write_block`] uses it for a whole [`crate::Block`]; a
 /// producer that emits many operations (a recorder, a generator) can call the
 /// per-operation methods with borrowed paths — any `&[S]` with
 /// `S: AsRef<[u8]>` — and so avoid building an owned [`Op`] for each, then hand

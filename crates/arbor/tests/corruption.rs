@@ -424,12 +424,11 @@ fn empty_steps_are_refused_everywhere() {
     assert!(matches!(arbor::parse_path("a//b"), Err(Error::EmptyStep { index: 1 })));
 }
 
-// BUG: a single flipped bit in the header of the last chunk makes a writable open delete the
-// whole chunk file (taking it for a chunk whose creation a crash interrupted), destroying
-// every commit in it, durably. A chunk longer than its header cannot be a torn creation: the
-// header is synced before anything is appended.
+// Regression: a single flipped bit in the header of the last chunk once made a writable open
+// delete the whole chunk file (taking it for a chunk whose creation a crash interrupted). A
+// chunk longer than its header cannot be a torn creation: the header is synced before anything
+// is appended, so this must be reported as corruption and the file kept.
 #[test]
-#[ignore = "engine bug: a writable open deletes the last chunk when a bit of its header flips"]
 fn a_damaged_header_of_the_last_chunk_is_not_deleted() {
     for close in [true, false] {
         let fs = MemFs::new();
@@ -458,13 +457,11 @@ fn a_damaged_header_of_the_last_chunk_is_not_deleted() {
     }
 }
 
-// BUG: bit rot in a record past the control file's recovery point (the last up to
-// `control_every` commits) is taken for a torn tail: a writable open succeeds at an earlier
-// commit and truncates the log there, durably dropping the damaged commit and every later one,
-// although those were synced and reported durable, and FORMAT.md promises that bit rot is
-// detected. A record followed by complete, valid commits cannot be a torn write.
+// Regression: bit rot in a record past the control file's recovery point (the last up to
+// `control_every` commits) was once taken for a torn tail: a writable open truncated the log
+// there, durably dropping commits that were synced and reported durable. A record followed by
+// complete, valid commits that the commit index names cannot be a torn write.
 #[test]
-#[ignore = "engine bug: bit rot past the recovery point is truncated as a torn tail, dropping durable commits"]
 fn bit_rot_before_the_last_commit_is_not_taken_for_a_torn_tail() {
     let fs = MemFs::new();
     // The default policy: the control file is rewritten every 256 commits, so after the first

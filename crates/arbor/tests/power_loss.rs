@@ -450,12 +450,10 @@ fn injected_faults_at_each_write_and_sync() {
     println!("injected faults: {faults} failing operations checked");
 }
 
-// BUG: `open` creates the store directory with `create_dir_all` but syncs only the store
-// directory's immediate parent, so when ancestors were missing too, their entries are not
-// durable: after a power loss the whole store, with commits that returned, is gone. Every
-// newly created ancestor's parent must be synced (from the top down).
+// Regression: `open` once created the store directory with `create_dir_all` but synced only
+// the store directory's immediate parent, so when ancestors were missing too, a power loss
+// took the whole store. Every newly created ancestor's parent must be synced.
 #[test]
-#[ignore = "engine bug: a store opened in missing parent directories loses its commits on power loss"]
 fn new_store_in_new_directories_survives_power_loss() {
     // The store creates its directory and any missing ancestors; a commit that returned must
     // survive a power loss, so every directory entry on the way must be durable too.

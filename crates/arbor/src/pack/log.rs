@@ -76,6 +76,13 @@ impl Log {
                 file.read_exact_at(&mut h, 0).map_err(io_err("reading", &path))?;
                 u32::from_le_bytes(h[28..].try_into().expect("4")) == crc32c::crc32c(&h[..28])
             };
+            if !valid && len > CHUNK_HEADER_LEN {
+                // Records follow the header, so it was synced once: this is damage, not a
+                // creation cut short, and the chunk's data must not be dropped.
+                let stored = u32::from_le_bytes(h[28..].try_into().expect("4"));
+                let kind = Corruption::Checksum { stored, computed: crc32c::crc32c(&h[..28]) };
+                return Err(Error::Corrupt { file: path, offset: 0, kind });
+            }
             if !valid {
                 // A torn header: the chunk was being created when the writer died.
                 let later = names.iter().any(|n| n.ends_with(".chunk") && n.as_str() > name.as_str());

@@ -207,7 +207,13 @@ pub(crate) struct CommitBody {
     pub date: i64,
     pub author: Vec<u8>,
     pub message: Vec<u8>,
+    /// `COMMIT_SYNCED_ALONE` when the writer synced this commit before writing anything after
+    /// it (`Durability::EveryCommit`): recovery uses it to tell bit rot from a torn tail.
+    pub flags: u8,
 }
+
+/// Flag of a COMMIT record: nothing was written after it before it was synced.
+pub(crate) const COMMIT_SYNCED_ALONE: u8 = 0x01;
 
 impl CommitBody {
     pub fn encode(&self, out: &mut Vec<u8>) {
@@ -223,6 +229,7 @@ impl CommitBody {
         out.extend_from_slice(&self.author);
         leb128::write_u64(out, self.message.len() as u64);
         out.extend_from_slice(&self.message);
+        out.push(self.flags);
     }
 
     pub fn decode(body: &[u8]) -> Result<CommitBody, DecodeError> {
@@ -241,10 +248,14 @@ impl CommitBody {
         let author = r.bytes(n)?.to_vec();
         let n = r.len()?;
         let message = r.bytes(n)?.to_vec();
+        let flags = r.u8()?;
+        if flags & !COMMIT_SYNCED_ALONE != 0 {
+            return Err("unknown commit flags");
+        }
         if !r.is_done() {
             return Err("trailing bytes in commit");
         }
-        Ok(CommitBody { tree_hash, tree_back, parents, date, author, message })
+        Ok(CommitBody { tree_hash, tree_back, parents, date, author, message, flags })
     }
 }
 
@@ -310,6 +321,7 @@ mod tests {
             date: -5,
             author: b"Tezos".to_vec(),
             message: b"m".to_vec(),
+            flags: COMMIT_SYNCED_ALONE,
         };
         let mut b = Vec::new();
         c.encode(&mut b);

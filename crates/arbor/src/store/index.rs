@@ -38,13 +38,16 @@ pub(crate) struct IndexFile {
 }
 
 impl IndexFile {
-    /// Opens the index and reads its first `trusted` entries into `into`, in log order.
+    /// Opens the index and reads its first `trusted` entries into `into`, in log order, and
+    /// the well-formed entries after them into `untrusted` (evidence for recovery: an entry
+    /// is only written after its commit was synced).
     pub fn open(
         fs: &dyn FileSystem,
         dir: &Path,
         trusted: u64,
         writable: bool,
         into: &mut Vec<(Hash, u64)>,
+        untrusted: &mut Vec<(Hash, u64)>,
     ) -> Result<IndexFile> {
         let path = dir.join(INDEX_FILE);
         let opts = OpenOptions { create: writable, write: writable, truncate: false };
@@ -71,6 +74,17 @@ impl IndexFile {
             }
             let hash = Hash(e[..32].try_into().expect("32"));
             into.push((hash, u64::from_le_bytes(e[32..40].try_into().expect("8"))));
+        }
+        let mut at = trusted * ENTRY_LEN;
+        let mut e = [0u8; ENTRY_LEN as usize];
+        while at + ENTRY_LEN <= len {
+            file.read_exact_at(&mut e, at).map_err(io_err("reading", &path))?;
+            if u32::from_le_bytes(e[40..44].try_into().expect("4")) != crc32c::crc32c(&e[..40]) {
+                break;
+            }
+            untrusted
+                .push((Hash(e[..32].try_into().expect("32")), u64::from_le_bytes(e[32..40].try_into().expect("8"))));
+            at += ENTRY_LEN;
         }
         if writable && len != trusted * ENTRY_LEN {
             file.set_len(trusted * ENTRY_LEN).map_err(io_err("truncating", &path))?;

@@ -242,6 +242,10 @@ impl Store {
             date,
             author: author.to_vec(),
             message: message.to_vec(),
+            flags: match sh.config.durability {
+                Durability::EveryCommit => crate::pack::record::COMMIT_SYNCED_ALONE,
+                Durability::Interval(_) => 0,
+            },
         };
         w.log.scratch.clear();
         body.encode(&mut w.log.scratch);

@@ -6,6 +6,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Instant;
 
+use arbor_core::Hash;
 use parking_lot::{Mutex, RwLock};
 
 use super::index::IndexFile;
@@ -46,9 +47,17 @@ pub(super) fn open(dir: &Path, config: Config) -> Result<Store> {
     }
     if writable {
         if !fs.exists(dir) {
+            // Every directory created on the way must be made durable in its parent, or a
+            // power loss could take the whole store with it.
+            let mut created = Vec::new();
+            let mut d = Some(dir);
+            while let Some(p) = d.filter(|p| !p.as_os_str().is_empty() && !fs.exists(p)) {
+                created.push(p.to_path_buf());
+                d = p.parent();
+            }
             fs.create_dir_all(dir).map_err(io_err("creating", dir))?;
-            if let Some(parent) = dir.parent() {
-                let parent = if parent.as_os_str().is_empty() { Path::new(".") } else { parent };
+            for c in created.iter().rev() {
+                let parent = c.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
                 fs.sync_dir(parent).map_err(io_err("syncing", parent))?;
             }
         }
@@ -101,7 +110,11 @@ pub(super) fn open(dir: &Path, config: Config) -> Result<Store> {
     };
     let found = scan(&log, start)?;
     let mut order = Vec::new();
-    let index = IndexFile::open(fs.as_ref(), dir, control.index_count, writable, &mut order)?;
+    let mut untrusted = Vec::new();
+    let index = IndexFile::open(fs.as_ref(), dir, control.index_count, writable, &mut order, &mut untrusted)?;
+    if let Some((at, kind)) = &found.stopped {
+        check_not_bit_rot(&log, *at, kind, &untrusted)?;
+    }
     let mut heads: BTreeMap<String, (arbor_core::Hash, u64)> =
         control.heads.iter().map(|(n, h, o)| (n.clone(), (*h, *o))).collect();
     for (_, h) in &found.heads {
@@ -160,6 +173,42 @@ pub(super) fn open(dir: &Path, config: Config) -> Result<Store> {
         store.write_control(w)?;
     }
     Ok(store)
+}
+
+/// A scan that stopped at a damaged record is a torn tail only if no commit that was
+/// acknowledged lies beyond it. The commit index is written after each commit's sync, so an
+/// index entry naming a valid commit past the damage proves the damage is bit rot: report it
+/// instead of truncating acknowledged commits away.
+fn check_not_bit_rot(log: &Log, at: u64, kind: &crate::error::Corruption, untrusted: &[(Hash, u64)]) -> Result<()> {
+    let saved = log.end();
+    // Let the evidence be read wherever it lies in the files, past the scan's valid end.
+    let file_end = match log.chunks().last() {
+        Some(c) => c.start + c.file.len().map_err(io_err("reading the length of", &c.path))?,
+        None => return Ok(()),
+    };
+    log.set_end(file_end);
+    let mut evidence = None;
+    for (hash, offset) in untrusted.iter().filter(|(_, o)| *o > at) {
+        let Ok((k, body)) = log.read(*offset) else { continue };
+        if k != crate::pack::record::kind::COMMIT {
+            continue;
+        }
+        let Ok(c) = crate::pack::record::CommitBody::decode(&body) else { continue };
+        let parents: Vec<Hash> = c.parents.iter().map(|p| p.0).collect();
+        if arbor_core::commit_hash(&c.tree_hash, &parents, c.date, &c.author, &c.message) == *hash {
+            evidence = Some(*offset);
+            break;
+        }
+    }
+    log.set_end(saved);
+    match evidence {
+        None => Ok(()),
+        Some(_) => {
+            let chunk = log.chunks().into_iter().rev().find(|c| c.start <= at);
+            let (file, offset) = chunk.map_or((log.dir.clone(), at), |c| (c.path.clone(), at - c.start));
+            Err(Error::Corrupt { file, offset, kind: kind.clone() })
+        }
+    }
 }
 
 /// The uid in the first chunk header of a store whose control file was never written.

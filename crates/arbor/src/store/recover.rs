@@ -2,9 +2,9 @@
 
 use arbor_core::{commit_hash, Hash};
 
-use crate::error::{io_err, Result};
-use crate::pack::log::{Log, CHUNK_HEADER_LEN};
-use crate::pack::record::{kind, parse_frame, CommitBody, FrameError, HeadBody};
+use crate::error::{io_err, Corruption, Error, Result};
+use crate::pack::log::{frame_corruption, Log, CHUNK_HEADER_LEN};
+use crate::pack::record::{kind, parse_frame, CommitBody, FrameError, HeadBody, COMMIT_SYNCED_ALONE};
 
 /// What the scan found after the starting offset, in log order.
 #[derive(Debug, Default)]
@@ -13,6 +13,9 @@ pub(crate) struct Scan {
     pub heads: Vec<(u64, HeadBody)>,
     /// End of the last complete commit or head record: the new valid end of the log.
     pub valid_end: u64,
+    /// Where the scan met a record that is cut short or damaged, and what was wrong: a torn
+    /// tail (or bit rot, which `open` tells apart with the commit index).
+    pub stopped: Option<(u64, Corruption)>,
 }
 
 /// Bytes read at a time while scanning.
@@ -43,7 +46,7 @@ pub(crate) fn scan(log: &Log, start: u64) -> Result<Scan> {
         }
         let mut buf: Vec<u8> = Vec::new();
         let mut buf_at = pos;
-        let mut complete = true;
+        let mut failure = None;
         loop {
             let rel = (pos - buf_at) as usize;
             if pos >= chunk_end {
@@ -55,7 +58,7 @@ pub(crate) fn scan(log: &Log, start: u64) -> Result<Scan> {
                     let have = buf.len() - rel;
                     let avail = (chunk_end - pos) as usize;
                     if have >= avail || n > avail {
-                        complete = false;
+                        failure = Some(Corruption::Truncated);
                         break;
                     }
                     let want = n.max(BLOCK).min(avail) - have;
@@ -67,8 +70,8 @@ pub(crate) fn scan(log: &Log, start: u64) -> Result<Scan> {
                     chunk.file.read_exact_at(&mut buf[old..], at).map_err(io_err("reading", &chunk.path))?;
                     continue;
                 }
-                Err(_) => {
-                    complete = false;
+                Err(e) => {
+                    failure = Some(frame_corruption(e));
                     break;
                 }
             };
@@ -82,8 +85,8 @@ pub(crate) fn scan(log: &Log, start: u64) -> Result<Scan> {
                         out.commits.push((h, pos));
                         out.valid_end = next;
                     }
-                    Err(_) => {
-                        complete = false;
+                    Err(what) => {
+                        failure = Some(Corruption::BadEncoding(what));
                         break;
                     }
                 },
@@ -92,23 +95,73 @@ pub(crate) fn scan(log: &Log, start: u64) -> Result<Scan> {
                         out.heads.push((pos, h));
                         out.valid_end = next;
                     }
-                    Err(_) => {
-                        complete = false;
+                    Err(what) => {
+                        failure = Some(Corruption::BadEncoding(what));
                         break;
                     }
                 },
                 kind::CONTENTS | kind::FLAT_DIR | kind::INODE_VALUES | kind::INODE_TREE => {}
-                _ => {
-                    complete = false;
+                k => {
+                    failure = Some(Corruption::UnknownRecordKind(k));
                     break;
                 }
             }
             pos = next;
         }
-        if !complete {
+        if let Some(kind) = failure {
+            // A later chunk with records proves this one was complete and synced when the
+            // writer moved on (it syncs before rolling): the damage is not a torn tail.
+            for later in &chunks[i + 1..] {
+                let later_len = later.file.len().map_err(io_err("reading the length of", &later.path))?;
+                if later_len > CHUNK_HEADER_LEN {
+                    return Err(Error::Corrupt { file: chunk.path.clone(), offset: pos - chunk.start, kind });
+                }
+            }
+            if synced_commit_beyond(chunk, pos, chunk_end)? {
+                return Err(Error::Corrupt { file: chunk.path.clone(), offset: pos - chunk.start, kind });
+            }
+            out.stopped = Some((pos, kind));
             break;
         }
         pos = chunk_end;
     }
     Ok(out)
+}
+
+/// Largest stretch searched past a damaged record for evidence of bit rot.
+const RESYNC_LIMIT: u64 = 1 << 30;
+
+/// True if, somewhere after the damaged record at `pos`, a COMMIT written under
+/// `EveryCommit` is followed by another record. Such a commit was synced before that record
+/// was written, so everything before it, the damaged record included, had been durable: the
+/// damage is bit rot, not a torn tail, and truncating would drop acknowledged commits.
+/// Frames are found again by trying every offset (checksums make false matches negligible).
+fn synced_commit_beyond(chunk: &crate::pack::log::Chunk, pos: u64, chunk_end: u64) -> Result<bool> {
+    let from = pos + 1;
+    let len = chunk_end.saturating_sub(from).min(RESYNC_LIMIT) as usize;
+    let mut buf = vec![0u8; len];
+    chunk.file.read_exact_at(&mut buf, from - chunk.start).map_err(io_err("reading", &chunk.path))?;
+    let mut at = 0usize;
+    let mut synced_commit_seen = false;
+    while at < buf.len() {
+        match parse_frame(&buf[at..]) {
+            Ok(f) => {
+                if synced_commit_seen {
+                    return Ok(true);
+                }
+                if f.kind == kind::COMMIT {
+                    let body = &buf[at + f.body_start..at + f.body_start + f.body_len];
+                    if CommitBody::decode(body).is_ok_and(|c| c.flags & COMMIT_SYNCED_ALONE != 0) {
+                        synced_commit_seen = true;
+                    }
+                }
+                at += f.total;
+            }
+            Err(_) => {
+                synced_commit_seen = false;
+                at += 1;
+            }
+        }
+    }
+    Ok(false)
 }

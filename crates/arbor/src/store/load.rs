@@ -62,6 +62,14 @@ fn entries_weight(entries: &[Entry]) -> usize {
         .sum()
 }
 
+/// Memory of an inode.
+fn inode_weight(i: &Inode) -> usize {
+    match &i.body {
+        InodeBody::Values(e) => 96 + entries_weight(e),
+        InodeBody::Tree(s) => 96 + 48 * s.len(),
+    }
+}
+
 /// Turns log records into tree nodes; shared by every reader of a store.
 #[derive(Debug)]
 pub(crate) struct Loader {
@@ -161,6 +169,31 @@ impl Loader {
         self.corrupt(offset, Corruption::UnexpectedRecordKind { expected, found })
     }
 
+    /// Caches a value just written at `offset`.
+    pub fn cache_value(&self, offset: u64, v: Arc<Value>) {
+        let weight = (96 + v.bytes.len()) as u32;
+        self.cache.insert(offset, Cached { weight, object: Object::Value(v) });
+    }
+
+    /// Caches a directory just written at `offset` (in decoded form: children by offset).
+    pub fn cache_dir(&self, offset: u64, d: Dir) {
+        let weight = self.dir_weight(&d) as u32;
+        self.cache.insert(offset, Cached { weight, object: Object::Dir(Arc::new(d)) });
+    }
+
+    /// Caches an inode just written at `offset` (in decoded form).
+    pub fn cache_inode(&self, offset: u64, i: Inode) {
+        let weight = inode_weight(&i) as u32;
+        self.cache.insert(offset, Cached { weight, object: Object::Inode(Arc::new(i)) });
+    }
+
+    fn dir_weight(&self, d: &Dir) -> usize {
+        match &d.body {
+            DirBody::Flat(e) => 96 + entries_weight(e),
+            DirBody::Large(_) => 96 + 48 * self.inode.entries as usize,
+        }
+    }
+
     pub fn load_value(&self, ptr: &DiskPtr) -> Result<Arc<Value>> {
         if let Some(Cached { object: Object::Value(v), .. }) = self.cache.get(&ptr.offset) {
             return Ok(v);
@@ -180,10 +213,7 @@ impl Loader {
             return Ok(d);
         }
         let d = self.decode_dir(ptr.offset, Some(ptr.hash))?;
-        let weight = match &d.body {
-            DirBody::Flat(e) => 96 + entries_weight(e),
-            DirBody::Large(_) => 96 + 48 * self.inode.entries as usize,
-        };
+        let weight = self.dir_weight(&d);
         let d = Arc::new(d);
         self.cache.insert(ptr.offset, Cached { weight: weight as u32, object: Object::Dir(d.clone()) });
         Ok(d)
@@ -215,10 +245,7 @@ impl Loader {
             return Ok(i);
         }
         let i = Arc::new(self.decode_inode(offset, Some(*hash), depth)?);
-        let weight = match &i.body {
-            InodeBody::Values(e) => 96 + entries_weight(e),
-            InodeBody::Tree(s) => 96 + 48 * s.len(),
-        };
+        let weight = inode_weight(&i);
         self.cache.insert(offset, Cached { weight: weight as u32, object: Object::Inode(i.clone()) });
         Ok(i)
     }

@@ -218,6 +218,7 @@ impl Store {
         w.log.maybe_roll(&sh.loader.log, sh.config.chunk_bytes)?;
         crash_point("commit:before-objects");
         let mut p = Persister {
+            loader: &sh.loader,
             w: &mut w.log,
             uid: sh.loader.uid,
             inline_max: sh.config.inline_max,

@@ -5,7 +5,8 @@ use arbor_core::{ChildKind, Hash};
 use crate::error::Result;
 use crate::pack::log::LogWriter;
 use crate::pack::record::{kind, put_entry, ChildRef};
-use crate::tree::{Dir, DirBody, IPtr, Inode, InodeBody, Persisted, Ptr};
+use super::load::Loader;
+use crate::tree::{Dir, DirBody, DiskPtr, Entry, IPtr, Inode, InodeBody, Persisted, Ptr};
 use arbor_core::leb128;
 
 /// Counters of one commit's writes.
@@ -24,8 +25,15 @@ enum Written<'a> {
 }
 
 /// Writes the in-memory parts of trees; nodes already in this store are referenced.
+///
+/// Every record written also goes into the object cache in the form a read would decode it
+/// to (children as offsets): the next block checks out this commit and reads mostly what
+/// the last one wrote, so the cache is written through rather than refilled from the file.
+/// The cached copies never point at in-memory children, so they pin nothing beyond their
+/// own weight.
 pub(crate) struct Persister<'a> {
     pub w: &'a mut LogWriter,
+    pub loader: &'a Loader,
     pub uid: u64,
     pub inline_max: usize,
     pub stats: WriteStats,
@@ -49,6 +57,7 @@ impl Persister<'_> {
                         let o = self.w.append(kind::CONTENTS, &v.bytes)?;
                         self.stats.objects += 1;
                         let _ = v.disk.set(Persisted { store: self.uid, offset: o });
+                        self.loader.cache_value(o, v.clone());
                         o
                     }
                 };
@@ -64,16 +73,37 @@ impl Persister<'_> {
         if let Some(o) = self.mine(d.persisted().as_ref()) {
             return Ok(o);
         }
-        let offset = match &d.body {
-            DirBody::Flat(entries) => self.bindings(kind::FLAT_DIR, None, entries)?,
-            DirBody::Large(root) => self.inode(root)?,
+        let uid = self.uid;
+        let at = |offset| Persisted { store: uid, offset };
+        let (offset, body) = match &d.body {
+            DirBody::Flat(entries) => {
+                let (offset, cached) = self.bindings(kind::FLAT_DIR, None, entries)?;
+                (offset, DirBody::Flat(cached))
+            }
+            DirBody::Large(root) => {
+                let (offset, cached) = self.inode(root)?;
+                (offset, DirBody::Large(std::sync::Arc::new(cached)))
+            }
         };
-        let _ = d.disk.set(Persisted { store: self.uid, offset });
+        let _ = d.disk.set(at(offset));
+        self.loader.cache_dir(offset, Dir::loaded(body, Some(*d.hash()), at(offset)));
         Ok(offset)
     }
 
-    fn bindings(&mut self, k: u8, depth: Option<u32>, entries: &[crate::tree::Entry]) -> Result<u64> {
+    /// Writes a FLAT_DIR or INODE_VALUES record; returns its offset and its bindings as a read
+    /// would decode them.
+    fn bindings(&mut self, k: u8, depth: Option<u32>, entries: &[Entry]) -> Result<(u64, Vec<Entry>)> {
         let children = entries.iter().map(|(_, p)| self.child(p)).collect::<Result<Vec<_>>>()?;
+        let cached: Vec<Entry> = entries
+            .iter()
+            .zip(&children)
+            .map(|((s, p), c)| match c {
+                Written::Inline(_) => (s.clone(), p.clone()),
+                Written::At { offset, hash, kind } => {
+                    (s.clone(), Ptr::Disk(DiskPtr { offset: *offset, hash: *hash, kind: *kind }))
+                }
+            })
+            .collect();
         let at = self.w.pos();
         let body = &mut self.w.scratch;
         body.clear();
@@ -89,23 +119,41 @@ impl Persister<'_> {
             put_entry(body, step, &r);
         }
         self.stats.objects += 1;
-        self.w.append_scratch(k)
+        Ok((self.w.append_scratch(k)?, cached))
     }
 
-    fn inode(&mut self, i: &Inode) -> Result<u64> {
+    /// Writes an inode (if not yet in this store); returns its offset and, when it was
+    /// written now, its decoded form for the cache.
+    fn inode_offset(&mut self, i: &Inode) -> Result<u64> {
         if let Some(o) = self.mine(i.disk.get()) {
             return Ok(o);
         }
-        let offset = match &i.body {
-            InodeBody::Values(entries) => self.bindings(kind::INODE_VALUES, Some(i.depth), entries)?,
+        let (offset, cached) = self.inode(i)?;
+        self.loader.cache_inode(offset, cached);
+        Ok(offset)
+    }
+
+    /// Writes an inode record; returns its offset and its decoded form.
+    fn inode(&mut self, i: &Inode) -> Result<(u64, Inode)> {
+        let uid = self.uid;
+        let at = |offset| Persisted { store: uid, offset };
+        let (offset, body) = match &i.body {
+            InodeBody::Values(entries) => {
+                let (offset, cached) = self.bindings(kind::INODE_VALUES, Some(i.depth), entries)?;
+                (offset, InodeBody::Values(cached))
+            }
             InodeBody::Tree(slots) => {
                 let mut children = Vec::with_capacity(slots.len());
                 for (n, s) in slots.iter().enumerate() {
                     match s {
                         IPtr::Empty => {}
-                        IPtr::Mem(sub) => children.push((n, self.inode(sub)?, *sub.hash())),
+                        IPtr::Mem(sub) => children.push((n, self.inode_offset(sub)?, *sub.hash())),
                         IPtr::Disk { offset, hash } => children.push((n, *offset, *hash)),
                     }
+                }
+                let mut cached = vec![IPtr::Empty; slots.len()];
+                for (n, offset, hash) in &children {
+                    cached[*n] = IPtr::Disk { offset: *offset, hash: *hash };
                 }
                 let at = self.w.pos();
                 let body = &mut self.w.scratch;
@@ -119,10 +167,10 @@ impl Persister<'_> {
                     body.extend_from_slice(hash.as_bytes());
                 }
                 self.stats.objects += 1;
-                self.w.append_scratch(kind::INODE_TREE)?
+                (self.w.append_scratch(kind::INODE_TREE)?, InodeBody::Tree(cached))
             }
         };
-        let _ = i.disk.set(Persisted { store: self.uid, offset });
-        Ok(offset)
+        let _ = i.disk.set(at(offset));
+        Ok((offset, Inode::loaded(i.depth, i.count, body, Some(*i.hash()), at(offset))))
     }
 }

@@ -8,6 +8,8 @@
 //! changes. See docs/FORMAT.md for every body.
 
 use arbor_core::leb128;
+
+use crate::path::Step;
 use arbor_core::{ChildKind, Hash};
 
 /// Record kind bytes.
@@ -98,10 +100,34 @@ pub(crate) enum ChildRef<'a> {
     Ref { back: u64, hash: Hash, kind: ChildKind },
 }
 
+/// True for a step stored packed: lowercase hex of even length, the shape of the hashes and
+/// ids that dominate Tezos paths, which packing halves.
+fn is_hex_step(step: &[u8]) -> bool {
+    step.len() >= 2 && step.len() % 2 == 0 && step.iter().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+}
+
+fn hex_val(c: u8) -> u8 {
+    match c {
+        b'0'..=b'9' => c - b'0',
+        _ => c - b'a' + 10,
+    }
+}
+
+/// Encodes a step: `leb128(n << 1) | n raw bytes`, or for a packed hex step of `2n`
+/// characters `leb128(n << 1 | 1) | n bytes`.
+pub(crate) fn put_step(out: &mut Vec<u8>, step: &[u8]) {
+    if is_hex_step(step) {
+        leb128::write_u64(out, ((step.len() as u64 / 2) << 1) | 1);
+        out.extend(step.chunks_exact(2).map(|p| (hex_val(p[0]) << 4) | hex_val(p[1])));
+    } else {
+        leb128::write_u64(out, (step.len() as u64) << 1);
+        out.extend_from_slice(step);
+    }
+}
+
 /// Encodes one binding of a FLAT_DIR or INODE_VALUES body.
 pub(crate) fn put_entry(out: &mut Vec<u8>, step: &[u8], child: &ChildRef<'_>) {
-    leb128::write_u64(out, step.len() as u64);
-    out.extend_from_slice(step);
+    put_step(out, step);
     match child {
         ChildRef::Inline(v) => {
             out.push(tag::INLINE);
@@ -173,13 +199,29 @@ impl<'a> Reader<'a> {
         Ok(u64::from_le_bytes(self.bytes(8)?.try_into().expect("8 bytes")))
     }
 
-    /// One binding: step and child reference.
-    pub fn entry(&mut self) -> Result<(&'a [u8], ChildRef<'a>), DecodeError> {
-        let n = self.len()?;
+    /// A step written by [`put_step`].
+    pub fn step(&mut self) -> Result<Step, DecodeError> {
+        let h = self.leb()?;
+        let n = usize::try_from(h >> 1).map_err(|_| "length overflow")?;
         if n == 0 {
             return Err("empty step");
         }
-        let step = self.bytes(n)?;
+        let bytes = self.bytes(n)?;
+        if h & 1 == 0 {
+            return Ok(Step::from_slice(bytes));
+        }
+        const DIGITS: &[u8; 16] = b"0123456789abcdef";
+        let mut step = Step::with_capacity(2 * n);
+        for b in bytes {
+            step.push(DIGITS[usize::from(b >> 4)]);
+            step.push(DIGITS[usize::from(b & 15)]);
+        }
+        Ok(step)
+    }
+
+    /// One binding: step and child reference.
+    pub fn entry(&mut self) -> Result<(Step, ChildRef<'a>), DecodeError> {
+        let step = self.step()?;
         let child = match self.u8()? {
             tag::INLINE => {
                 let n = self.len()?;
@@ -313,6 +355,21 @@ mod tests {
     }
 
     #[test]
+    fn steps_round_trip_packed_or_raw() {
+        for step in
+            [&b"0001f46d63a0"[..], b"ab", b"abc", b"0A", b"x", b"balance", b"ff00ff00ff00ff00ff00ff00ff00ff00ff00ff00"]
+        {
+            let mut b = Vec::new();
+            put_step(&mut b, step);
+            let packed = is_hex_step(step);
+            assert_eq!(b.len() < step.len(), packed && step.len() > 2, "{step:?}");
+            let mut r = Reader::new(&b);
+            assert_eq!(&r.step().unwrap()[..], step);
+            assert!(r.is_done());
+        }
+    }
+
+    #[test]
     fn commit_round_trip() {
         let c = CommitBody {
             tree_hash: Hash([7; 32]),
@@ -335,7 +392,7 @@ mod tests {
         put_entry(&mut b, b"step", &ChildRef::Ref { back: 5, hash: Hash([3; 32]), kind: ChildKind::Node });
         put_entry(&mut b, b"v", &ChildRef::Inline(b"xyz"));
         let mut r = Reader::new(&b);
-        assert_eq!(r.entry().unwrap().0, b"step");
+        assert_eq!(&r.entry().unwrap().0[..], b"step");
         assert_eq!(r.entry().unwrap().1, ChildRef::Inline(b"xyz"));
         assert!(r.is_done());
         for cut in 0..b.len() {

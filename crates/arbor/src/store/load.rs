@@ -10,7 +10,6 @@ use quick_cache::Weighter;
 use crate::error::{Corruption, Error, Result};
 use crate::pack::log::Log;
 use crate::pack::record::{kind, ChildRef, Reader};
-use crate::path::Step;
 use crate::tree::{Dir, DirBody, DiskPtr, Entry, IPtr, Inode, InodeBody, Persisted, Ptr, Value};
 
 /// A decoded object held by the cache.
@@ -125,7 +124,7 @@ impl Loader {
                 ChildRef::Inline(v) => Ptr::Value(Arc::new(Value::loaded(v.into(), None, None))),
                 ChildRef::Ref { back, hash, kind } => Ptr::Disk(DiskPtr { offset: self.target(at, back)?, hash, kind }),
             };
-            out.push((Step::from_slice(step), ptr));
+            out.push((step, ptr));
         }
         Ok(out)
     }

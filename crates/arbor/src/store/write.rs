@@ -2,10 +2,10 @@
 
 use arbor_core::{ChildKind, Hash};
 
+use super::load::Loader;
 use crate::error::Result;
 use crate::pack::log::LogWriter;
 use crate::pack::record::{kind, put_entry, ChildRef};
-use super::load::Loader;
 use crate::tree::{Dir, DirBody, DiskPtr, Entry, IPtr, Inode, InodeBody, Persisted, Ptr};
 use arbor_core::leb128;
 

@@ -15,6 +15,7 @@ mod hex;
 mod inspect;
 mod ops;
 mod read;
+mod trace;
 
 use std::io::{BufWriter, Write};
 use std::process::ExitCode;
@@ -52,6 +53,8 @@ enum Command {
     Heads(inspect::HeadsArgs),
     /// Audit a commit's state: content sizes, fan-out, inlining, bytes per kind, zstd ratio.
     Audit(audit::AuditArgs),
+    /// Generate a workload trace, or print a trace's statistics.
+    Trace(trace::TraceArgs),
 }
 
 impl Command {
@@ -66,6 +69,7 @@ impl Command {
             Command::Stats(a) => a.run(out),
             Command::Heads(a) => a.run(out),
             Command::Audit(a) => a.run(out),
+            Command::Trace(a) => a.run(out),
         }
     }
 }

@@ -1,0 +1,42 @@
+//! Replay reports as files: a self-contained HTML page (summary table and inline SVG charts,
+//! no external assets) and the full report as JSON.
+//!
+//! The page shows, after the summary figures: block time and commit time over block levels
+//! (log scale when the spikes are tall) with the cycle-boundary blocks (many more operations
+//! than the median) and the slow blocks marked, the distribution of block times on a log
+//! scale with the mean, p50 and p99, resident memory, store size, and bytes read and written
+//! per block; then a table of those outlier blocks. Series longer than [`series::MAX_POINTS`] are downsampled keeping each group's
+//! lowest and highest block, so spikes stay visible.
+
+mod charts;
+mod html;
+mod sections;
+pub mod series;
+
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::Path;
+
+use crate::summary::ReplayReport;
+
+/// Writes `report` as a self-contained HTML page titled `title` to `out`.
+pub fn write_html(report: &ReplayReport, title: &str, out: &Path) -> io::Result<()> {
+    let page = html_string(report, title)?;
+    let mut f = BufWriter::new(File::create(out)?);
+    f.write_all(page.as_bytes())?;
+    f.flush()
+}
+
+/// The HTML page [`write_html`] writes.
+pub fn html_string(report: &ReplayReport, title: &str) -> io::Result<String> {
+    let sections = sections::sections(report)?;
+    Ok(html::page(title, report, &sections))
+}
+
+/// Writes `report` (summary and one sample per block) as pretty-printed JSON to `out`.
+pub fn write_json(report: &ReplayReport, out: &Path) -> io::Result<()> {
+    let mut f = BufWriter::new(File::create(out)?);
+    serde_json::to_writer_pretty(&mut f, report).map_err(io::Error::other)?;
+    f.write_all(b"\n")?;
+    f.flush()
+}

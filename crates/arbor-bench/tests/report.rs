@@ -1,0 +1,84 @@
+//! The HTML and JSON reports of a replay.
+
+mod common;
+
+use arbor_bench::report::{html_string, series::MAX_POINTS};
+use arbor_bench::{write_html, write_json, BlockSample, ReplayReport};
+use common::{record_random, replay_into};
+
+#[test]
+fn html_and_json_reports_of_a_small_replay() {
+    let recorded = record_random(6, 5);
+    let store_dir = tempfile::tempdir().unwrap();
+    let (_, mut report) = replay_into(&recorded.trace, store_dir.path()).unwrap();
+    report.trace = "<recorded & random>".into();
+    let out = tempfile::tempdir().unwrap();
+    let (html_path, json_path) = (out.path().join("report.html"), out.path().join("report.json"));
+    write_html(&report, "Replay <test>", &html_path).unwrap();
+    write_json(&report, &json_path).unwrap();
+
+    let html = std::fs::read_to_string(&html_path).unwrap();
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    assert!(html.contains("<title>Replay &lt;test&gt;</title>"));
+    assert!(html.contains("&lt;recorded &amp; random&gt;"));
+    // Five charts, inline, and nothing loaded from elsewhere.
+    assert_eq!(html.matches("<svg").count(), 5);
+    assert!(!html.contains("<?xml"));
+    assert!(!html.contains("src=") && !html.contains("href="));
+    let s = &report.summary;
+    assert!(html.contains(&format!("<th>Blocks</th><td>{}</td>", s.blocks)));
+    assert!(html.contains(&format!("<th>Context operations</th><td>{}</td>", s.ops)));
+    assert!(html.contains(&format!("{:.0} TPS", s.tps)));
+    assert!(html.contains(&format!("{} operation results, {} commit hashes", s.checked_results, s.checked_hashes)));
+    assert!(html.contains("block time") && html.contains("commit time"));
+
+    let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json_path).unwrap()).unwrap();
+    let blocks = json["blocks"].as_array().unwrap();
+    assert_eq!(blocks.len() as u64, s.blocks);
+    assert_eq!(json["summary"]["blocks"], s.blocks);
+    assert_eq!(json["summary"]["checked_hashes"], s.checked_hashes);
+    for (b, sample) in blocks.iter().zip(&report.blocks) {
+        assert_eq!(b["level"], sample.level);
+        assert_eq!(b["time_ns"], sample.time_ns);
+    }
+}
+
+/// A long run with periodic slow blocks, made up rather than measured.
+fn long_report(blocks: u64) -> ReplayReport {
+    let samples: Vec<BlockSample> = (1..=blocks)
+        .map(|level| {
+            let boundary = level % 1_000 == 0;
+            BlockSample {
+                level,
+                ops: if boundary { 30_000 } else { 9_000 + level % 100 },
+                transactions: 200,
+                time_ns: if boundary { 400_000_000 } else { 20_000_000 + (level % 7) * 1_000_000 },
+                commit_ns: 3_000_000,
+                rss_bytes: (100 + level / 100) << 20,
+                disk_bytes: level << 16,
+                read_bytes: 4_096 * (level % 5),
+                write_bytes: 70_000,
+                read_syscalls: level % 5,
+                write_syscalls: 3,
+            }
+        })
+        .collect();
+    let mut report = ReplayReport { trace: "made up".into(), blocks: samples, ..ReplayReport::default() };
+    report.summary.from_samples(&report.blocks);
+    report
+}
+
+#[test]
+fn long_runs_are_downsampled_and_keep_their_outliers() {
+    let report = long_report(12_000);
+    let html = html_string(&report, "long").unwrap();
+    assert_eq!(html.matches("<svg").count(), 5);
+    // The twelve boundary blocks stand out by their operations and their time.
+    assert!(html.contains("12 cycle-boundary blocks and 12 slow blocks"));
+    assert!(html.contains("cycle boundaries (&gt;= 2.5x median operations): 12"));
+    assert!(html.contains("slow (&gt;= 3x median time): 12"));
+    assert_eq!(html.matches("<td>cycle boundary, slow</td>").count(), 12);
+    // Downsampling bounds the page: 12,000 blocks in 5 charts stay well under a megabyte.
+    assert!(html.len() < 1_000_000, "{} bytes", html.len());
+    assert!(MAX_POINTS < report.blocks.len());
+}

@@ -6,6 +6,7 @@
 //! Exit codes: 0 success, 1 not found or check failed, 2 usage or input error.
 
 mod audit;
+mod bench;
 mod check;
 mod commit;
 mod common;
@@ -23,6 +24,11 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 use error::CliResult;
+
+/// glibc's allocator spent half of a replay's time in `malloc_consolidate` and friends on the
+/// engine's many small, short-lived nodes; mimalloc's size-class pages do not.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// arbor: a Tezos-context-compatible storage engine for blockchain state.
 #[derive(Parser, Debug)]
@@ -51,6 +57,10 @@ enum Command {
     Stats(check::StatsArgs),
     /// List the named heads.
     Heads(inspect::HeadsArgs),
+    /// Replay a trace into a store, checking every result, and report the costs.
+    Replay(bench::ReplayArgs),
+    /// Generate (or reuse) a workload trace, replay it into a fresh store, and report.
+    Bench(bench::BenchArgs),
     /// Audit a commit's state: content sizes, fan-out, inlining, bytes per kind, zstd ratio.
     Audit(audit::AuditArgs),
     /// Generate a workload trace, or print a trace's statistics.
@@ -70,6 +80,8 @@ impl Command {
             Command::Heads(a) => a.run(out),
             Command::Audit(a) => a.run(out),
             Command::Trace(a) => a.run(out),
+            Command::Replay(a) => a.run(out),
+            Command::Bench(a) => a.run(out),
         }
     }
 }

@@ -103,7 +103,7 @@ pub(crate) enum ChildRef<'a> {
 /// True for a step stored packed: lowercase hex of even length, the shape of the hashes and
 /// ids that dominate Tezos paths, which packing halves.
 fn is_hex_step(step: &[u8]) -> bool {
-    step.len() >= 2 && step.len() % 2 == 0 && step.iter().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+    step.len() >= 2 && step.len().is_multiple_of(2) && step.iter().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
 }
 
 fn hex_val(c: u8) -> u8 {

@@ -1,0 +1,13 @@
+//! arbor-bench: replaying context traces into an arbor store, measuring every block, and
+//! reporting the results (the measuring stick of seeds 000-002).
+
+pub mod metrics;
+pub mod record;
+pub mod replay;
+pub mod report;
+pub mod summary;
+
+pub use record::{RecordError, RecordingStore, RecordingTree};
+pub use replay::{load_initial_state, replay, ReplayError, ReplayOptions};
+pub use report::{write_html, write_json};
+pub use summary::{BlockSample, ReplayReport, ReplaySummary};

@@ -1,0 +1,311 @@
+//! Replaying a trace into a store: every operation is applied and its recorded result checked,
+//! every block timed and measured.
+
+use std::io::Read;
+use std::time::{Duration, Instant};
+
+use arbor::{Hash, Kind, Store, Tree};
+use arbor_trace::{Block, Digest, InitialState, Op, Parent, TraceError, TraceHeader, TraceReader, TreeSummary};
+
+use crate::metrics::{cpu_times, dir_bytes, rss_bytes, IoCounters};
+use crate::summary::{BlockSample, ReplayReport, ReplaySummary};
+
+/// The named head marking the commit that holds a trace's initial state.
+pub const BASE_HEAD: &str = "trace-initial-state";
+
+/// Why a replay stopped.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum ReplayError {
+    /// The trace could not be read.
+    Trace(TraceError),
+    /// The store failed.
+    Store(arbor::Error),
+    /// The store returned something other than what the trace recorded.
+    Mismatch {
+        /// Index of the block in the trace (0-based).
+        block: u64,
+        /// Its level.
+        level: u64,
+        /// Index of the operation in the block (the commit is `ops.len()`).
+        op: usize,
+        /// What differed.
+        what: String,
+    },
+    /// The trace cannot be replayed on this store.
+    Unreplayable(String),
+}
+
+impl std::fmt::Display for ReplayError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ReplayError::Trace(e) => write!(f, "trace: {e}"),
+            ReplayError::Store(e) => write!(f, "store: {e}"),
+            ReplayError::Mismatch { block, level, op, what } => {
+                write!(f, "mismatch in block {block} (level {level}), operation {op}: {what}")
+            }
+            ReplayError::Unreplayable(s) => write!(f, "cannot replay: {s}"),
+        }
+    }
+}
+
+impl std::error::Error for ReplayError {}
+
+impl From<TraceError> for ReplayError {
+    fn from(e: TraceError) -> Self {
+        ReplayError::Trace(e)
+    }
+}
+
+impl From<arbor::Error> for ReplayError {
+    fn from(e: arbor::Error) -> Self {
+        ReplayError::Store(e)
+    }
+}
+
+/// How to replay.
+#[derive(Debug, Clone)]
+pub struct ReplayOptions {
+    /// Check every recorded result (reads, counts, commit hashes). On by default.
+    pub check: bool,
+    /// Initial-state values per load commit: bounds the memory the load needs.
+    pub load_batch: u64,
+    /// Stop after this many blocks.
+    pub max_blocks: Option<u64>,
+}
+
+impl Default for ReplayOptions {
+    fn default() -> Self {
+        ReplayOptions { check: true, load_batch: 500_000, max_blocks: None }
+    }
+}
+
+/// Loads a trace's initial state into an empty store, committing every `batch` values, and
+/// marks the last commit with the head [`BASE_HEAD`]. Returns that commit and the count of
+/// values loaded; a store that has the head already is left as it is.
+pub fn load_initial_state(store: &Store, header: &TraceHeader, batch: u64) -> Result<(Option<Hash>, u64), ReplayError> {
+    if let Some(h) = store.head(BASE_HEAD) {
+        return Ok((Some(h), 0));
+    }
+    let Some(stream) = header.initial_state.stream()? else { return Ok((None, 0)) };
+    if store.last_commit().is_some() {
+        return Err(ReplayError::Unreplayable(format!(
+            "the store has commits but no '{BASE_HEAD}' head: replay into a fresh store, or one this trace's initial state was loaded into"
+        )));
+    }
+    let batch = batch.max(1);
+    let mut tree = store.empty();
+    let mut parent: Option<Hash> = None;
+    let mut n = 0u64;
+    for (path, value) in stream {
+        tree.add_mut(&path, &value)?;
+        n += 1;
+        if n.is_multiple_of(batch) {
+            let h = store.commit(&tree, parent.as_slice(), 0, "Tezos", "initial state")?;
+            // Continue from the committed tree as stored, so memory stays bounded.
+            tree = store.checkout(&h)?;
+            parent = Some(h);
+        }
+    }
+    if !n.is_multiple_of(batch) || parent.is_none() {
+        parent = Some(store.commit(&tree, parent.as_slice(), 0, "Tezos", "initial state")?);
+    }
+    let base = parent.expect("committed above");
+    store.set_head(BASE_HEAD, &base)?;
+    Ok((Some(base), n))
+}
+
+fn mismatch(block: u64, level: u64, op: usize, what: String) -> ReplayError {
+    ReplayError::Mismatch { block, level, op, what }
+}
+
+/// Applies one operation to `tree`; returns whether a recorded result was checked, or what
+/// differs.
+fn apply(store: &Store, tree: &mut Tree, op: &Op) -> Result<Result<bool, String>, arbor::Error> {
+    Ok(match op {
+        Op::Find { path, result } => {
+            let got = tree.find(path)?;
+            let got_digest = got.as_deref().map(Digest::of);
+            if got_digest != *result {
+                Err(format!("find {}: expected {result:?}, got {got_digest:?}", show(path)))
+            } else {
+                Ok(true)
+            }
+        }
+        Op::Mem { path, result } => check("mem", path, *result, tree.mem(path)?),
+        Op::MemTree { path, result } => check("mem_tree", path, *result, tree.mem_tree(path)?),
+        Op::FindTree { path, result } => {
+            let got = match tree.find_tree(path)? {
+                None => None,
+                Some(t) if t.kind() == Kind::Value => Some(TreeSummary { is_value: true, children: 0 }),
+                Some(t) => Some(TreeSummary { is_value: false, children: t.length::<&[u8]>(&[])? }),
+            };
+            check("find_tree", path, *result, got)
+        }
+        Op::Add { path, value } => {
+            tree.add_mut(path, value)?;
+            Ok(false)
+        }
+        Op::AddTree { path, tree: leaves } => {
+            let mut sub = store.empty();
+            for (p, v) in leaves {
+                sub.add_mut(p, v)?;
+            }
+            tree.add_tree_mut(path, &sub)?;
+            Ok(false)
+        }
+        Op::Remove { path } => {
+            tree.remove_mut(path)?;
+            Ok(false)
+        }
+        Op::List { path, offset, length, result } => {
+            let got = tree.list(path, offset.map(|o| o as usize), length.map(|l| l as usize))?.len() as u32;
+            check("list", path, *result, got)
+        }
+        Op::Length { path, result } => check("length", path, *result, tree.length(path)?),
+        Op::Fold { path, depth, result } => {
+            let mut visited = 0u64;
+            let bound = depth.map(|d| arbor::Depth::Le(d as usize));
+            tree.fold(path, bound, arbor::Order::Undefined, |key, _| {
+                // The trace counts entries strictly below the path; the fold also visits the path.
+                if !key.is_empty() {
+                    visited += 1;
+                }
+                Ok(true)
+            })?;
+            check("fold", path, *result, visited)
+        }
+    })
+}
+
+fn check<T: PartialEq + std::fmt::Debug>(what: &str, path: &[Vec<u8>], expected: T, got: T) -> Result<bool, String> {
+    if expected == got {
+        Ok(true)
+    } else {
+        Err(format!("{what} {}: expected {expected:?}, got {got:?}", show(path)))
+    }
+}
+
+fn show(path: &[Vec<u8>]) -> String {
+    arbor::path::display_path(path)
+}
+
+/// Replays every block of `reader` into `store` (loading the initial state first if the
+/// store is empty), calling `progress` after each block. The report's series has one sample
+/// per block.
+pub fn replay<R: Read + Send>(
+    mut reader: TraceReader<R>,
+    store: &Store,
+    opts: &ReplayOptions,
+    mut progress: impl FnMut(u64, &BlockSample),
+) -> Result<ReplayReport, ReplayError> {
+    let mut summary = ReplaySummary::default();
+    let load_start = Instant::now();
+    let (base, loaded) = match reader.header().initial_state {
+        InitialState::None => (store.head(BASE_HEAD), 0),
+        _ => load_initial_state(store, reader.header(), opts.load_batch)?,
+    };
+    summary.load_seconds = load_start.elapsed().as_secs_f64();
+    summary.load_values = loaded;
+    summary.disk_before_bytes = dir_bytes(store.dir());
+    let mut previous = base.or_else(|| store.last_commit());
+    let mut samples = Vec::new();
+    let (user0, sys0) = cpu_times();
+    let max_blocks = opts.max_blocks.unwrap_or(u64::MAX);
+    // Blocks are decoded on another thread, a few ahead: decoding is the trace's cost, not
+    // the store's, and on the replaying thread it would also churn the allocator and caches.
+    std::thread::scope(|scope| -> Result<(), ReplayError> {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Result<Block, TraceError>>(4);
+        scope.spawn(move || {
+            let mut n = 0u64;
+            while n < max_blocks {
+                let next = match reader.next_block() {
+                    Ok(Some(b)) => Ok(b),
+                    Ok(None) => break,
+                    Err(e) => Err(e),
+                };
+                let stop = next.is_err();
+                if tx.send(next).is_err() || stop {
+                    break;
+                }
+                n += 1;
+            }
+        });
+        for (index, block) in rx.iter().enumerate() {
+            let block = block?;
+            let index = index as u64;
+            let sample = replay_block(store, &block, index, base, &mut previous, opts, &mut summary)?;
+            progress(index, &sample);
+            samples.push(sample);
+        }
+        Ok(())
+    })?;
+    let (user1, sys1) = cpu_times();
+    summary.cpu_user_seconds = (user1 - user0).as_secs_f64();
+    summary.cpu_sys_seconds = (sys1 - sys0).as_secs_f64();
+    summary.from_samples(&samples);
+    Ok(ReplayReport {
+        trace: String::new(),
+        store: store.dir().display().to_string(),
+        durability: format!("{:?}", store.config().durability),
+        summary,
+        blocks: samples,
+    })
+}
+
+fn replay_block(
+    store: &Store,
+    block: &Block,
+    index: u64,
+    base: Option<Hash>,
+    previous: &mut Option<Hash>,
+    opts: &ReplayOptions,
+    summary: &mut ReplaySummary,
+) -> Result<BlockSample, ReplayError> {
+    let parent = match block.parent {
+        Parent::Genesis => base,
+        Parent::Previous => *previous,
+        Parent::Hash(h) => Some(Hash(h)),
+    };
+    let io0 = IoCounters::now();
+    let start = Instant::now();
+    let mut tree = match parent {
+        Some(p) => store.checkout(&p)?,
+        None => store.empty(),
+    };
+    for (i, op) in block.ops.iter().enumerate() {
+        match apply(store, &mut tree, op)? {
+            Ok(true) => summary.checked_results += 1,
+            Ok(false) => {}
+            Err(what) if opts.check => return Err(mismatch(index, block.level, i, what)),
+            Err(_) => {}
+        }
+    }
+    let commit_start = Instant::now();
+    let c = &block.commit;
+    let (hash, _) = store.commit_with_stats(&tree, parent.as_slice(), c.date, &c.author, &c.message)?;
+    let commit_time: Duration = commit_start.elapsed();
+    let time = start.elapsed();
+    if let Some(expected) = c.hash {
+        if expected != hash.0 && opts.check {
+            let what = format!("commit hash: expected {}, got {hash}", Hash(expected));
+            return Err(mismatch(index, block.level, block.ops.len(), what));
+        }
+        summary.checked_hashes += 1;
+    }
+    *previous = Some(hash);
+    let io = IoCounters::now().since(io0);
+    Ok(BlockSample {
+        level: block.level,
+        ops: block.ops.len() as u64,
+        transactions: block.transactions,
+        time_ns: time.as_nanos() as u64,
+        commit_ns: commit_time.as_nanos() as u64,
+        rss_bytes: rss_bytes(),
+        disk_bytes: store.log_bytes(),
+        read_bytes: io.rchar,
+        write_bytes: io.wchar,
+        read_syscalls: io.syscr,
+        write_syscalls: io.syscw,
+    })
+}

@@ -1,0 +1,191 @@
+//! What a replay measured: one sample per block and the summary over them.
+
+use serde::Serialize;
+
+/// Measurements of one replayed block.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct BlockSample {
+    /// Block level.
+    pub level: u64,
+    /// Context operations in the block.
+    pub ops: u64,
+    /// Transactions in the block (from the trace metadata).
+    pub transactions: u32,
+    /// Wall time from checkout to the end of the commit, in nanoseconds.
+    pub time_ns: u64,
+    /// Wall time of the commit alone (hashing, writing, syncing), in nanoseconds.
+    pub commit_ns: u64,
+    /// Resident set size after the block, in bytes.
+    pub rss_bytes: u64,
+    /// Store size on disk after the block, in bytes.
+    pub disk_bytes: u64,
+    /// Bytes read by the process during the block (`rchar` of /proc/self/io).
+    pub read_bytes: u64,
+    /// Bytes written by the process during the block (`wchar`).
+    pub write_bytes: u64,
+    /// Read system calls during the block (`syscr`).
+    pub read_syscalls: u64,
+    /// Write system calls during the block (`syscw`).
+    pub write_syscalls: u64,
+}
+
+/// The summary of a replay.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ReplaySummary {
+    /// Blocks replayed.
+    pub blocks: u64,
+    /// Context operations replayed.
+    pub ops: u64,
+    /// Transactions in the replayed blocks.
+    pub transactions: u64,
+    /// Seconds spent loading the initial state (not part of the block figures).
+    pub load_seconds: f64,
+    /// Values loaded as initial state.
+    pub load_values: u64,
+    /// Seconds spent replaying blocks (sum of block times).
+    pub replay_seconds: f64,
+    /// Transactions per second of block time.
+    pub tps: f64,
+    /// Context operations per second of block time.
+    pub ops_per_second: f64,
+    /// Mean block time, milliseconds.
+    pub block_mean_ms: f64,
+    /// Median block time, milliseconds.
+    pub block_p50_ms: f64,
+    /// 90th percentile block time, milliseconds.
+    pub block_p90_ms: f64,
+    /// 99th percentile block time, milliseconds.
+    pub block_p99_ms: f64,
+    /// Slowest block time, milliseconds.
+    pub block_max_ms: f64,
+    /// Level of the slowest block.
+    pub block_max_level: u64,
+    /// Mean commit time, milliseconds.
+    pub commit_mean_ms: f64,
+    /// 99th percentile commit time, milliseconds.
+    pub commit_p99_ms: f64,
+    /// Largest resident set size seen, bytes.
+    pub max_rss_bytes: u64,
+    /// Store size before the first block (after loading), bytes.
+    pub disk_before_bytes: u64,
+    /// Store size after the last block, bytes.
+    pub disk_after_bytes: u64,
+    /// Mean bytes read per block.
+    pub read_bytes_per_block: f64,
+    /// Mean bytes written per block.
+    pub write_bytes_per_block: f64,
+    /// Mean read system calls per block.
+    pub read_syscalls_per_block: f64,
+    /// Mean write system calls per block.
+    pub write_syscalls_per_block: f64,
+    /// User CPU seconds during the block replay.
+    pub cpu_user_seconds: f64,
+    /// System CPU seconds during the block replay.
+    pub cpu_sys_seconds: f64,
+    /// Operations whose result was checked against the trace.
+    pub checked_results: u64,
+    /// Commits whose hash was checked against the trace.
+    pub checked_hashes: u64,
+}
+
+/// A replay's full report: summary, the per-block series, and what was replayed where.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ReplayReport {
+    /// The trace file.
+    pub trace: String,
+    /// The store directory.
+    pub store: String,
+    /// Durability policy of the store during the replay.
+    pub durability: String,
+    /// Summary figures.
+    pub summary: ReplaySummary,
+    /// One sample per block, in order.
+    pub blocks: Vec<BlockSample>,
+}
+
+/// The `q` quantile (0..=1) of sorted values, nearest rank.
+pub fn quantile(sorted: &[u64], q: f64) -> u64 {
+    if sorted.is_empty() {
+        return 0;
+    }
+    let rank = (q * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
+impl ReplaySummary {
+    /// Fills the block-derived figures from the samples.
+    pub fn from_samples(&mut self, samples: &[BlockSample]) {
+        let n = samples.len() as u64;
+        self.blocks = n;
+        self.ops = samples.iter().map(|s| s.ops).sum();
+        self.transactions = samples.iter().map(|s| u64::from(s.transactions)).sum();
+        let total_ns: u64 = samples.iter().map(|s| s.time_ns).sum();
+        self.replay_seconds = total_ns as f64 / 1e9;
+        if self.replay_seconds > 0.0 {
+            self.tps = self.transactions as f64 / self.replay_seconds;
+            self.ops_per_second = self.ops as f64 / self.replay_seconds;
+        }
+        let mut times: Vec<u64> = samples.iter().map(|s| s.time_ns).collect();
+        times.sort_unstable();
+        let ms = |ns: u64| ns as f64 / 1e6;
+        if n > 0 {
+            self.block_mean_ms = ms(total_ns) / n as f64;
+            self.block_p50_ms = ms(quantile(&times, 0.5));
+            self.block_p90_ms = ms(quantile(&times, 0.9));
+            self.block_p99_ms = ms(quantile(&times, 0.99));
+            let slowest = samples.iter().max_by_key(|s| s.time_ns).expect("non-empty");
+            self.block_max_ms = ms(slowest.time_ns);
+            self.block_max_level = slowest.level;
+            let mut commits: Vec<u64> = samples.iter().map(|s| s.commit_ns).collect();
+            commits.sort_unstable();
+            self.commit_mean_ms = ms(commits.iter().sum()) / n as f64;
+            self.commit_p99_ms = ms(quantile(&commits, 0.99));
+            let per = |f: fn(&BlockSample) -> u64| samples.iter().map(f).sum::<u64>() as f64 / n as f64;
+            self.read_bytes_per_block = per(|s| s.read_bytes);
+            self.write_bytes_per_block = per(|s| s.write_bytes);
+            self.read_syscalls_per_block = per(|s| s.read_syscalls);
+            self.write_syscalls_per_block = per(|s| s.write_syscalls);
+            self.disk_after_bytes = samples.last().map_or(0, |s| s.disk_bytes);
+        }
+        self.max_rss_bytes = self.max_rss_bytes.max(samples.iter().map(|s| s.rss_bytes).max().unwrap_or(0));
+    }
+}
+
+impl std::fmt::Display for ReplaySummary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mb = |b: f64| b / (1024.0 * 1024.0);
+        writeln!(f, "initial state   {} values loaded in {:.2} s", self.load_values, self.load_seconds)?;
+        writeln!(f, "blocks          {}  ({} operations, {} transactions)", self.blocks, self.ops, self.transactions)?;
+        writeln!(f, "replay time     {:.2} s", self.replay_seconds)?;
+        writeln!(f, "throughput      {:.0} TPS, {:.0} operations/s", self.tps, self.ops_per_second)?;
+        writeln!(
+            f,
+            "block time      mean {:.2} ms, p50 {:.2}, p90 {:.2}, p99 {:.2}, max {:.2} ms (level {})",
+            self.block_mean_ms,
+            self.block_p50_ms,
+            self.block_p90_ms,
+            self.block_p99_ms,
+            self.block_max_ms,
+            self.block_max_level
+        )?;
+        writeln!(f, "commit time     mean {:.2} ms, p99 {:.2} ms", self.commit_mean_ms, self.commit_p99_ms)?;
+        writeln!(f, "max RSS         {:.1} MiB", mb(self.max_rss_bytes as f64))?;
+        writeln!(
+            f,
+            "disk            {:.1} MiB before, {:.1} MiB after ({:.1} KiB per block)",
+            mb(self.disk_before_bytes as f64),
+            mb(self.disk_after_bytes as f64),
+            (self.disk_after_bytes.saturating_sub(self.disk_before_bytes)) as f64 / 1024.0 / self.blocks.max(1) as f64
+        )?;
+        writeln!(
+            f,
+            "I/O per block   read {:.0} B in {:.1} syscalls, written {:.0} B in {:.1} syscalls",
+            self.read_bytes_per_block,
+            self.read_syscalls_per_block,
+            self.write_bytes_per_block,
+            self.write_syscalls_per_block
+        )?;
+        writeln!(f, "CPU             user {:.2} s, sys {:.2} s", self.cpu_user_seconds, self.cpu_sys_seconds)?;
+        write!(f, "verified        {} operation results, {} commit hashes", self.checked_results, self.checked_hashes)
+    }
+}

@@ -1,0 +1,203 @@
+//! `arbor replay` and `arbor bench`: replay a trace into a store and report what it cost.
+
+use std::fs::File;
+use std::io::{BufReader, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use arbor::{Config, Durability, Store};
+use arbor_bench::{replay, ReplayOptions, ReplayReport};
+use arbor_trace::{generate, GeneratorParams, Profile, TraceReader};
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::error::{CliError, CliResult};
+
+/// Durability choices on the command line.
+fn parse_durability(text: &str) -> Result<Durability, String> {
+    match text {
+        "commit" => Ok(Durability::EveryCommit),
+        t => match t.strip_prefix("interval-ms=").and_then(|n| n.parse::<u64>().ok()) {
+            Some(ms) => Ok(Durability::Interval(Duration::from_millis(ms))),
+            None => Err("expected 'commit' (fsync every commit) or 'interval-ms=N'".into()),
+        },
+    }
+}
+
+/// Options shared by `replay` and `bench`.
+#[derive(Args, Debug)]
+pub struct ReplayFlags {
+    /// Durability of the store: `commit` (fsync each commit) or `interval-ms=N`.
+    #[arg(long, default_value = "commit", value_parser = parse_durability)]
+    durability: Durability,
+    /// Cache budget of the store, in MiB.
+    #[arg(long, default_value_t = 512)]
+    cache_mib: u64,
+    /// Do not check recorded results (only time the operations).
+    #[arg(long)]
+    no_check: bool,
+    /// Write the summary and per-block series as JSON here.
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Write a self-contained HTML report with plots here.
+    #[arg(long)]
+    report: Option<PathBuf>,
+    /// Hide the progress bar.
+    #[arg(long)]
+    quiet: bool,
+}
+
+/// Arguments of `arbor replay`.
+#[derive(Args, Debug)]
+pub struct ReplayArgs {
+    /// The trace file.
+    trace: PathBuf,
+    /// Store to replay into (fresh, or one this trace's initial state was loaded into).
+    #[arg(long, value_name = "DIR")]
+    store: PathBuf,
+    /// Stop after this many blocks.
+    #[arg(long)]
+    blocks: Option<u64>,
+    #[command(flatten)]
+    flags: ReplayFlags,
+}
+
+/// Arguments of `arbor bench`.
+#[derive(Args, Debug)]
+pub struct BenchArgs {
+    /// Workload profile.
+    #[arg(long, default_value = "tezos-mainnet")]
+    profile: Profile,
+    /// Blocks to generate and replay.
+    #[arg(long, default_value_t = 1_000)]
+    blocks: u64,
+    /// Values in the initial state.
+    #[arg(long, default_value_t = 1_000_000)]
+    state_size: u64,
+    /// Generator seed.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Blocks per cycle (cycle-boundary blocks write bursts).
+    #[arg(long, default_value_t = 1_000)]
+    cycle_length: u64,
+    /// Where traces are cached and reports written.
+    #[arg(long, default_value = "target/arbor-bench")]
+    out: PathBuf,
+    /// Keep the store after the run (in OUT/store).
+    #[arg(long)]
+    keep_store: bool,
+    #[command(flatten)]
+    flags: ReplayFlags,
+}
+
+fn progress_bar(blocks: Option<u64>, quiet: bool) -> ProgressBar {
+    if quiet {
+        return ProgressBar::hidden();
+    }
+    let bar = match blocks {
+        Some(n) => ProgressBar::new(n),
+        None => ProgressBar::new_spinner(),
+    };
+    let style = ProgressStyle::with_template("{bar:40} {pos}/{len} blocks  {elapsed} elapsed, ~{eta} left  {msg}")
+        .unwrap_or_else(|_| ProgressStyle::default_bar());
+    bar.set_style(style);
+    bar
+}
+
+fn run_replay(
+    trace: &Path,
+    store_dir: &Path,
+    max_blocks: Option<u64>,
+    flags: &ReplayFlags,
+    out: &mut dyn Write,
+) -> CliResult<ReplayReport> {
+    let reader = TraceReader::new(BufReader::with_capacity(1 << 20, File::open(trace)?))
+        .map_err(|e| CliError::failed(format!("{}: {e}", trace.display())))?;
+    let total = reader.header().source.param("blocks").and_then(|b| b.parse::<u64>().ok());
+    let total = match (total, max_blocks) {
+        (Some(t), Some(m)) => Some(t.min(m)),
+        (t, m) => t.or(m),
+    };
+    let config = Config { durability: flags.durability, cache_bytes: flags.cache_mib << 20, ..Config::default() };
+    let store = Store::open_with(store_dir, config)?;
+    let bar = progress_bar(total, flags.quiet);
+    bar.set_message("loading the initial state");
+    let opts = ReplayOptions { check: !flags.no_check, max_blocks, ..ReplayOptions::default() };
+    let result = replay(reader, &store, &opts, |i, s| {
+        bar.set_position(i + 1);
+        if i % 64 == 0 {
+            bar.set_message(format!("{:.1} ms/block", s.time_ns as f64 / 1e6));
+        }
+    });
+    bar.finish_and_clear();
+    let mut report = result.map_err(|e| CliError::failed(e.to_string()))?;
+    report.trace = trace.display().to_string();
+    writeln!(out, "{}", report.summary)?;
+    if let Some(path) = &flags.json {
+        arbor_bench::write_json(&report, path)?;
+        writeln!(out, "json            {}", path.display())?;
+    }
+    if let Some(path) = &flags.report {
+        arbor_bench::write_html(&report, "arbor replay", path)?;
+        writeln!(out, "report          {}", path.display())?;
+    }
+    Ok(report)
+}
+
+impl ReplayArgs {
+    /// Replays the trace and prints the summary.
+    pub fn run(self, out: &mut dyn Write) -> CliResult {
+        run_replay(&self.trace, &self.store, self.blocks, &self.flags, out).map(|_| ())
+    }
+}
+
+impl BenchArgs {
+    /// Generates (or reuses) the trace, replays it into a fresh store, prints and writes the report.
+    pub fn run(mut self, out: &mut dyn Write) -> CliResult {
+        std::fs::create_dir_all(self.out.join("traces"))?;
+        let name = format!(
+            "{}-b{}-v{}-s{}-c{}.trace",
+            self.profile.name(),
+            self.blocks,
+            self.state_size,
+            self.seed,
+            self.cycle_length
+        );
+        let trace = self.out.join("traces").join(name);
+        if trace.exists() {
+            writeln!(out, "trace           {} (cached)", trace.display())?;
+        } else {
+            writeln!(out, "trace           generating {} ...", trace.display())?;
+            out.flush()?;
+            let params = GeneratorParams {
+                profile: self.profile,
+                blocks: self.blocks,
+                values: self.state_size,
+                seed: self.seed,
+                cycle_length: self.cycle_length,
+                ..GeneratorParams::default()
+            };
+            let tmp = trace.with_extension("partial");
+            let file = BufWriter::new(File::create(&tmp)?);
+            generate(params, file).map_err(|e| CliError::failed(format!("generating the trace: {e}")))?;
+            std::fs::rename(&tmp, &trace)?;
+        }
+        let store_dir = self.out.join("store");
+        if store_dir.exists() {
+            std::fs::remove_dir_all(&store_dir)?;
+        }
+        if self.flags.json.is_none() {
+            self.flags.json = Some(self.out.join("report.json"));
+        }
+        if self.flags.report.is_none() {
+            self.flags.report = Some(self.out.join("report.html"));
+        }
+        writeln!(out, "store           {} (fresh)", store_dir.display())?;
+        out.flush()?;
+        let result = run_replay(&trace, &store_dir, None, &self.flags, out);
+        if !self.keep_store {
+            let _ = std::fs::remove_dir_all(&store_dir);
+        }
+        result.map(|_| ())
+    }
+}

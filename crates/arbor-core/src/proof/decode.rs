@@ -1,0 +1,280 @@
+//! Decoding proofs: strict, so that every proof has exactly one encoding, and bounded, so that
+//! hostile input costs time and memory in proportion to its length only.
+//!
+//! Besides the syntax, the decoder checks every shape rule that can be checked locally: flat
+//! nodes have at most `stable_hash` entries, large directories more; Values inodes at most
+//! `entries` bindings, each in the slot its place implies; Tree inodes more than `entries`
+//! bindings in increasing, in-range slots, with counts that add up.
+
+use alloc::vec::Vec;
+
+use super::encode::tag;
+use super::error::{Path, ProofError};
+use super::tree::{ProofInode, ProofTree};
+use super::{Proof, Write, MAGIC, MAX_INODE_DEPTH, MAX_INODE_ENTRIES, MAX_NESTING, VERSION};
+use crate::hash::Hash;
+use crate::leb128;
+use crate::tezos::InodeConfig;
+
+/// Decodes a whole proof; trailing bytes are an error.
+pub(super) fn decode(bytes: &[u8]) -> Result<Proof, ProofError> {
+    let mut r = Reader { buf: bytes, pos: 0, cfg: InodeConfig::TEZOS };
+    if r.take(MAGIC.len())? != MAGIC {
+        return Err(ProofError::BadMagic);
+    }
+    let version = r.byte()?;
+    if version != VERSION {
+        return Err(ProofError::UnsupportedVersion(version));
+    }
+    let entries = r.u32()?;
+    let stable_hash = r.u32()?;
+    let config = InodeConfig { entries, stable_hash };
+    if !(2..=MAX_INODE_ENTRIES).contains(&entries) {
+        return Err(ProofError::BadConfig(config));
+    }
+    r.cfg = config;
+    let before = r.hash()?;
+    let after = r.hash()?;
+    let tree = r.tree(0)?;
+    let reads = r.reads()?;
+    let writes = r.writes()?;
+    if r.pos != bytes.len() {
+        return Err(ProofError::TrailingBytes { at: r.pos });
+    }
+    Ok(Proof { config, before, after, tree, reads, writes })
+}
+
+/// A cursor over the input.
+struct Reader<'a> {
+    buf: &'a [u8],
+    pos: usize,
+    cfg: InodeConfig,
+}
+
+impl<'a> Reader<'a> {
+    fn malformed<T>(&self, at: usize, what: &'static str) -> Result<T, ProofError> {
+        Err(ProofError::Malformed { at, what })
+    }
+
+    fn take(&mut self, n: usize) -> Result<&'a [u8], ProofError> {
+        let end = self.pos.checked_add(n).filter(|&e| e <= self.buf.len());
+        let end = end.ok_or(ProofError::Truncated { at: self.buf.len() })?;
+        let s = &self.buf[self.pos..end];
+        self.pos = end;
+        Ok(s)
+    }
+
+    fn byte(&mut self) -> Result<u8, ProofError> {
+        Ok(self.take(1)?[0])
+    }
+
+    fn hash(&mut self) -> Result<Hash, ProofError> {
+        let mut h = [0u8; 32];
+        h.copy_from_slice(self.take(Hash::LEN)?);
+        Ok(Hash(h))
+    }
+
+    /// A LEB128 integer in its shortest form.
+    fn leb(&mut self) -> Result<u64, ProofError> {
+        let at = self.pos;
+        let rest = &self.buf[at..];
+        match leb128::read_u64(rest) {
+            Some((n, len)) if len == leb128::len_u64(n) => {
+                self.pos += len;
+                Ok(n)
+            }
+            Some(_) => self.malformed(at, "integer not in its shortest form"),
+            None if rest.len() < leb128::MAX_LEN && rest.iter().all(|b| b & 0x80 != 0) => {
+                Err(ProofError::Truncated { at: self.buf.len() })
+            }
+            None => self.malformed(at, "integer too large"),
+        }
+    }
+
+    fn u32(&mut self) -> Result<u32, ProofError> {
+        let at = self.pos;
+        let n = self.leb()?;
+        u32::try_from(n).or_else(|_| self.malformed(at, "integer too large"))
+    }
+
+    /// A count of items that each take at least one byte: larger than the rest of the input
+    /// means the input was cut short (and is refused before anything is allocated for it).
+    fn count(&mut self) -> Result<usize, ProofError> {
+        let n = self.leb()?;
+        let left = (self.buf.len() - self.pos) as u64;
+        if n > left {
+            return Err(ProofError::Truncated { at: self.buf.len() });
+        }
+        Ok(n as usize)
+    }
+
+    fn bytes(&mut self) -> Result<Vec<u8>, ProofError> {
+        let n = self.count()?;
+        Ok(self.take(n)?.to_vec())
+    }
+
+    fn step(&mut self) -> Result<Vec<u8>, ProofError> {
+        let at = self.pos;
+        let s = self.bytes()?;
+        if s.is_empty() {
+            return self.malformed(at, "empty step");
+        }
+        Ok(s)
+    }
+
+    fn path(&mut self) -> Result<Path, ProofError> {
+        let n = self.count()?;
+        if n > MAX_NESTING {
+            return Err(ProofError::TooDeep);
+        }
+        (0..n).map(|_| self.step()).collect()
+    }
+
+    fn reads(&mut self) -> Result<Vec<Path>, ProofError> {
+        let n = self.count()?;
+        let mut out: Vec<Path> = Vec::with_capacity(n);
+        for _ in 0..n {
+            let at = self.pos;
+            let p = self.path()?;
+            if out.last().is_some_and(|last| *last >= p) {
+                return self.malformed(at, "read paths not sorted or repeated");
+            }
+            out.push(p);
+        }
+        Ok(out)
+    }
+
+    fn writes(&mut self) -> Result<Vec<Write>, ProofError> {
+        let n = self.count()?;
+        let mut out = Vec::with_capacity(n);
+        for _ in 0..n {
+            let at = self.pos;
+            out.push(match self.byte()? {
+                tag::REMOVE => Write::Remove(self.path()?),
+                tag::ADD => {
+                    let p = self.path()?;
+                    Write::Add(p, self.bytes()?)
+                }
+                _ => return self.malformed(at, "unknown write tag"),
+            });
+        }
+        Ok(out)
+    }
+
+    /// A sorted binding list of `n` entries; `slot_path` (with `depth`) constrains the steps
+    /// of a Values inode to the slots leading to it.
+    fn bindings(
+        &mut self,
+        n: usize,
+        nesting: usize,
+        inode_place: Option<&[u32]>,
+    ) -> Result<Vec<(Vec<u8>, ProofTree)>, ProofError> {
+        let mut out: Vec<(Vec<u8>, ProofTree)> = Vec::with_capacity(n);
+        for _ in 0..n {
+            let at = self.pos;
+            let step = self.step()?;
+            if out.last().is_some_and(|(last, _)| *last >= step) {
+                return self.malformed(at, "entries not sorted or repeated");
+            }
+            if let Some(slots) = inode_place {
+                let misplaced = slots.iter().enumerate().any(|(d, &s)| self.cfg.slot(d as u32, &step) != s);
+                if misplaced {
+                    return self.malformed(at, "binding in the wrong inode slot");
+                }
+            }
+            let child = self.tree(nesting + 1)?;
+            out.push((step, child));
+        }
+        Ok(out)
+    }
+
+    fn tree(&mut self, nesting: usize) -> Result<ProofTree, ProofError> {
+        if nesting >= MAX_NESTING {
+            return Err(ProofError::TooDeep);
+        }
+        let at = self.pos;
+        Ok(match self.byte()? {
+            tag::VALUE => ProofTree::Value(self.bytes()?),
+            tag::BLINDED_VALUE => ProofTree::BlindedValue(self.hash()?),
+            tag::BLINDED_NODE => ProofTree::BlindedNode(self.hash()?),
+            tag::NODE => {
+                let n_at = self.pos;
+                let n = self.count()?;
+                if n as u64 > u64::from(self.cfg.stable_hash) {
+                    return self.malformed(n_at, "flat directory larger than stable_hash");
+                }
+                ProofTree::Node(self.bindings(n, nesting, None)?)
+            }
+            tag::INODE => {
+                let root_at = self.pos;
+                let root = self.inode(0, &mut Vec::new(), nesting + 1)?;
+                match root.count() {
+                    None => return self.malformed(root_at, "blinded root inode"),
+                    Some(c) if c <= u64::from(self.cfg.stable_hash) => {
+                        return self.malformed(root_at, "inode directory small enough to be flat")
+                    }
+                    Some(_) => ProofTree::Inode(root),
+                }
+            }
+            _ => return self.malformed(at, "unknown node tag"),
+        })
+    }
+
+    /// The inode at `depth` reached through the slots `place` (one per depth above it).
+    fn inode(&mut self, depth: u32, place: &mut Vec<u32>, nesting: usize) -> Result<ProofInode, ProofError> {
+        if nesting >= MAX_NESTING || depth > MAX_INODE_DEPTH {
+            return Err(ProofError::TooDeep);
+        }
+        let at = self.pos;
+        Ok(match self.byte()? {
+            tag::INODE_BLINDED => ProofInode::Blinded(self.hash()?),
+            tag::INODE_VALUES => {
+                let n_at = self.pos;
+                let n = self.count()?;
+                if n as u64 > u64::from(self.cfg.entries) {
+                    return self.malformed(n_at, "Values inode with more than `entries` bindings");
+                }
+                if n == 0 && depth > 0 {
+                    return self.malformed(n_at, "empty inode");
+                }
+                ProofInode::Values(self.bindings(n, nesting, Some(place))?)
+            }
+            tag::INODE_TREE => {
+                let count_at = self.pos;
+                let count = self.leb()?;
+                if count <= u64::from(self.cfg.entries) {
+                    return self.malformed(count_at, "Tree inode with at most `entries` bindings");
+                }
+                let k_at = self.pos;
+                let k = self.count()?;
+                if k == 0 || k as u64 > u64::from(self.cfg.entries) {
+                    return self.malformed(k_at, "Tree inode slot count out of range");
+                }
+                let mut slots: Vec<(u32, ProofInode)> = Vec::with_capacity(k);
+                let (mut known, mut blinded) = (0u64, 0u64);
+                for _ in 0..k {
+                    let s_at = self.pos;
+                    let s = self.u32()?;
+                    if s >= self.cfg.entries || slots.last().is_some_and(|(last, _)| *last >= s) {
+                        return self.malformed(s_at, "slots not increasing or out of range");
+                    }
+                    place.push(s);
+                    let child = self.inode(depth + 1, place, nesting + 1);
+                    place.pop();
+                    let child = child?;
+                    match child.count() {
+                        Some(c) => known = known.saturating_add(c),
+                        None => blinded += 1,
+                    }
+                    slots.push((s, child));
+                }
+                let fits = if blinded == 0 { known == count } else { known.saturating_add(blinded) <= count };
+                if !fits {
+                    return self.malformed(count_at, "Tree inode count does not match its slots");
+                }
+                ProofInode::Tree { count, slots }
+            }
+            _ => return self.malformed(at, "unknown inode tag"),
+        })
+    }
+}

@@ -7,6 +7,7 @@ pub mod config;
 pub mod error;
 pub mod io;
 pub mod path;
+pub mod proof;
 pub mod tree;
 
 pub use arbor_core::{Hash, InodeConfig};

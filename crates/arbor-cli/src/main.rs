@@ -15,6 +15,7 @@ mod error;
 mod hex;
 mod inspect;
 mod ops;
+mod prove;
 mod read;
 mod trace;
 
@@ -65,6 +66,10 @@ enum Command {
     Audit(audit::AuditArgs),
     /// Generate a workload trace, or print a trace's statistics.
     Trace(trace::TraceArgs),
+    /// Write a Merkle proof of paths in a commit's tree (binary, to standard output).
+    Prove(prove::ProveArgs),
+    /// Verify a proof read from standard input against a root tree hash; print what it proves.
+    Verify(prove::VerifyArgs),
 }
 
 impl Command {
@@ -82,6 +87,8 @@ impl Command {
             Command::Trace(a) => a.run(out),
             Command::Replay(a) => a.run(out),
             Command::Bench(a) => a.run(out),
+            Command::Prove(a) => a.run(out),
+            Command::Verify(a) => a.run(out),
         }
     }
 }

@@ -1,6 +1,7 @@
 //! The verifier's walk of a proof's claims: it looks every read up, and checks that the proof
 //! shows exactly what the walks (and the regions the writes rebuild) need — no less (a claim
-//! reaching a blinded node is not provable) and no more (excess).
+//! reaching a blinded node is not provable) and no more (excess). It hashes the tree bottom-up
+//! on the way, so each node is hashed once whatever the claims.
 
 use alloc::vec;
 use alloc::vec::Vec;
@@ -9,20 +10,22 @@ use super::error::{Path, ProofError};
 use super::tree::{ProofInode, ProofTree};
 use super::verify::Proved;
 use super::walk::{by_slot, by_step, goes_on, in_regions, read_ends, Mode, Regions, Walker};
-use crate::tezos::InodeConfig;
+use crate::hash::Hash;
+use crate::tezos::{contents_hash, flat_node_hash, inode_tree_hash, inode_values_hash, InodeConfig};
 
-/// Walks `walkers` down `tree` and returns the result of each read, by read index.
+/// Walks `walkers` down `tree`; returns the tree's root hash and the result of each read, by
+/// read index.
 pub(super) fn check(
     cfg: InodeConfig,
     tree: &ProofTree,
     walkers: &[Walker<'_>],
     reads: usize,
     regions: &Regions,
-) -> Result<Vec<Proved>, ProofError> {
+) -> Result<(Hash, Vec<Proved>), ProofError> {
     let mut c = Checker { cfg, regions, results: vec![None; reads], path: Vec::new() };
-    c.tree(tree, walkers)?;
+    let root = c.tree(tree, walkers)?;
     // Every read ends somewhere: at a node, at a value in its way, or at a missing step.
-    Ok(c.results.into_iter().map(|r| r.unwrap_or(Proved::Absent)).collect())
+    Ok((root, c.results.into_iter().map(|r| r.unwrap_or(Proved::Absent)).collect()))
 }
 
 struct Checker<'a> {
@@ -53,52 +56,54 @@ impl Checker<'_> {
         }
     }
 
-    fn tree(&mut self, node: &ProofTree, walkers: &[Walker<'_>]) -> Result<(), ProofError> {
-        match node {
+    /// Checks `node` and returns its hash.
+    fn tree(&mut self, node: &ProofTree, walkers: &[Walker<'_>]) -> Result<Hash, ProofError> {
+        let hash = match node {
             ProofTree::Value(v) => {
                 if !read_ends(walkers) {
                     return self.excess();
                 }
                 self.set_reads(walkers, true, &Proved::Value(v.clone()));
                 self.set_reads(walkers, false, &Proved::Absent);
+                contents_hash(v)
             }
-            ProofTree::BlindedValue(_) => {
+            ProofTree::BlindedValue(h) => {
                 if read_ends(walkers) {
                     return self.not_provable();
                 }
                 self.set_reads(walkers, false, &Proved::Absent);
+                *h
             }
             ProofTree::BlindedNode(h) => {
                 if goes_on(walkers) {
                     return self.not_provable();
                 }
-                self.set_reads(walkers, true, &Proved::Dir(*h));
+                *h
             }
             ProofTree::Node(entries) => {
                 if !goes_on(walkers) {
                     return self.excess();
                 }
-                if read_ends(walkers) {
-                    self.set_reads(walkers, true, &Proved::Dir(node.hash(self.cfg)));
-                }
-                self.bindings(entries, walkers)?;
+                let hashes = self.bindings(entries, walkers)?;
+                flat_node_hash(entries.iter().zip(&hashes).map(|((s, c), h)| (&s[..], c.kind(), h)))
             }
             ProofTree::Inode(root) => {
                 let in_region = in_regions(self.regions, &self.path, &[]);
                 if !goes_on(walkers) && !in_region {
                     return self.excess();
                 }
-                if read_ends(walkers) {
-                    self.set_reads(walkers, true, &Proved::Dir(node.hash(self.cfg)));
-                }
-                self.inode(root, 0, &mut Vec::new(), walkers, in_region)?;
+                self.inode(root, 0, &mut Vec::new(), walkers, in_region)?
             }
+        };
+        if node.kind() == crate::tezos::ChildKind::Node {
+            self.set_reads(walkers, true, &Proved::Dir(hash));
         }
-        Ok(())
+        Ok(hash)
     }
 
-    /// The entries of a flat node or Values inode, which list every binding there is.
-    fn bindings(&mut self, entries: &[(Vec<u8>, ProofTree)], walkers: &[Walker<'_>]) -> Result<(), ProofError> {
+    /// The entries of a flat node or Values inode, which list every binding there is; returns
+    /// the children's hashes.
+    fn bindings(&mut self, entries: &[(Vec<u8>, ProofTree)], walkers: &[Walker<'_>]) -> Result<Vec<Hash>, ProofError> {
         let groups = by_step(walkers);
         for (step, ws) in &groups {
             if entries.binary_search_by(|(s, _)| s[..].cmp(step)).is_err() {
@@ -110,17 +115,19 @@ impl Checker<'_> {
                 }
             }
         }
+        let mut hashes = Vec::with_capacity(entries.len());
         for (step, child) in entries {
             let ws = groups.get(&step[..]).map_or(&[][..], |v| &v[..]);
             self.path.push(step.clone());
             let r = self.tree(child, ws);
             self.path.pop();
-            r?;
+            hashes.push(r?);
         }
-        Ok(())
+        Ok(hashes)
     }
 
     /// An inode at `depth`, reached through `slots`; `in_region` if the writes rebuild it.
+    /// Returns its hash.
     fn inode(
         &mut self,
         node: &ProofInode,
@@ -128,14 +135,17 @@ impl Checker<'_> {
         slots: &mut Vec<u32>,
         walkers: &[Walker<'_>],
         in_region: bool,
-    ) -> Result<(), ProofError> {
+    ) -> Result<Hash, ProofError> {
         let needed = goes_on(walkers) || in_region;
         match node {
             ProofInode::Blinded(_) if needed => self.not_provable(),
-            ProofInode::Blinded(_) => Ok(()),
+            ProofInode::Blinded(h) => Ok(*h),
             _ if !needed => self.excess(),
-            ProofInode::Values(entries) => self.bindings(entries, walkers),
-            ProofInode::Tree { slots: children, .. } => {
+            ProofInode::Values(entries) => {
+                let hashes = self.bindings(entries, walkers)?;
+                Ok(inode_values_hash(entries.iter().zip(&hashes).map(|((s, c), h)| (&s[..], c.kind(), h))))
+            }
+            ProofInode::Tree { count, slots: children } => {
                 let groups = by_slot(self.cfg, depth, walkers);
                 for (slot, ws) in &groups {
                     if children.binary_search_by(|(s, _)| s.cmp(slot)).is_err() {
@@ -143,15 +153,16 @@ impl Checker<'_> {
                         self.set_reads(ws, false, &Proved::Absent);
                     }
                 }
+                let mut hashes = Vec::with_capacity(children.len());
                 for (slot, child) in children {
                     let ws = groups.get(slot).map_or(&[][..], |v| &v[..]);
                     slots.push(*slot);
                     let child_region = in_region || in_regions(self.regions, &self.path, slots);
                     let r = self.inode(child, depth + 1, slots, ws, child_region);
                     slots.pop();
-                    r?;
+                    hashes.push((*slot, r?));
                 }
-                Ok(())
+                Ok(inode_tree_hash(depth, *count, hashes.iter().map(|(s, h)| (*s, h))))
             }
         }
     }

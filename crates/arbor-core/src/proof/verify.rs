@@ -126,25 +126,27 @@ fn verify_decoded(proof: &Proof, root: &Hash, config: InodeConfig) -> Result<Ver
     if proof.config != config {
         return Err(ProofError::ConfigMismatch { expected: config, found: proof.config });
     }
-    let computed = proof.tree.hash(config);
-    if computed != *root {
-        return Err(ProofError::RootMismatch { expected: *root, computed });
-    }
-    if proof.before != computed {
-        return Err(ProofError::BeforeMismatch { recorded: proof.before, computed });
-    }
+    // A wrong root is the clearest report of a tampered proof: it comes first whatever else
+    // fails (the checker hashes the tree on its way; this hashes it only when it failed).
+    let root_first = |e: ProofError| match root_check(proof.tree.hash(config), proof, root) {
+        Err(root_error) => root_error,
+        Ok(()) => e,
+    };
     let (after, regions) = if proof.writes.is_empty() {
-        (computed, walk::Regions::new())
+        (None, walk::Regions::new())
     } else {
-        let a = partial::apply(config, &proof.tree, &proof.writes)?;
+        let a = partial::apply(config, &proof.tree, &proof.writes).map_err(root_first)?;
         if let Some(path) = a.missing {
-            return Err(ProofError::NotProvable { path });
+            return Err(root_first(ProofError::NotProvable { path }));
         }
-        (a.hash, a.regions)
+        (Some(a.hash), a.regions)
     };
     let write_paths: BTreeSet<&Path> = proof.writes.iter().map(Write::path).collect();
     let walkers = walk::start(&proof.reads, &write_paths);
-    let results = check::check(config, &proof.tree, &walkers, proof.reads.len(), &regions)?;
+    let (computed, results) =
+        check::check(config, &proof.tree, &walkers, proof.reads.len(), &regions).map_err(root_first)?;
+    root_check(computed, proof, root)?;
+    let after = after.unwrap_or(computed);
     if after != proof.after {
         return Err(ProofError::AfterMismatch { recorded: proof.after, computed: after });
     }
@@ -155,6 +157,17 @@ fn verify_decoded(proof: &Proof, root: &Hash, config: InodeConfig) -> Result<Ver
         reads: proof.reads.iter().cloned().zip(results).collect(),
         writes: proof.writes.clone(),
     })
+}
+
+/// Checks the tree's hash `computed` against the trusted root and the recorded before-root.
+fn root_check(computed: Hash, proof: &Proof, root: &Hash) -> Result<(), ProofError> {
+    if computed != *root {
+        return Err(ProofError::RootMismatch { expected: *root, computed });
+    }
+    if proof.before != computed {
+        return Err(ProofError::BeforeMismatch { recorded: proof.before, computed });
+    }
+    Ok(())
 }
 
 fn to_path<S: AsRef<[u8]>>(p: &[S]) -> Path {

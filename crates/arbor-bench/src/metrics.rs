@@ -17,10 +17,11 @@ pub struct IoCounters {
 }
 
 impl IoCounters {
-    /// The current counters of this process.
+    /// The current counters of the calling thread (/proc/thread-self/io): the replay reads
+    /// its trace on another thread, whose I/O is not the store's.
     pub fn now() -> IoCounters {
         let mut c = IoCounters::default();
-        let Ok(text) = std::fs::read_to_string("/proc/self/io") else { return c };
+        let Ok(text) = std::fs::read_to_string("/proc/thread-self/io") else { return c };
         for line in text.lines() {
             let mut parts = line.split(':');
             let (Some(k), Some(v)) = (parts.next(), parts.next()) else { continue };

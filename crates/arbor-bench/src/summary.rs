@@ -19,9 +19,10 @@ pub struct BlockSample {
     pub rss_bytes: u64,
     /// Store size on disk after the block, in bytes.
     pub disk_bytes: u64,
-    /// Bytes read by the process during the block (`rchar` of /proc/self/io).
+    /// Bytes read by the replaying thread during the block (`rchar` of /proc/thread-self/io;
+    /// includes the few hundred bytes of reading that file and /proc/self/statm).
     pub read_bytes: u64,
-    /// Bytes written by the process during the block (`wchar`).
+    /// Bytes written by the replaying thread during the block (`wchar`).
     pub write_bytes: u64,
     /// Read system calls during the block (`syscr`).
     pub read_syscalls: u64,

@@ -217,6 +217,9 @@ impl Store {
         let sh = &self.shared;
         w.log.maybe_roll(&sh.loader.log, sh.config.chunk_bytes)?;
         crash_point("commit:before-objects");
+        // Hash first, from the root down: the top of the changed tree is hashed in parallel
+        // (`prehash`), which writing children-first would otherwise do one node at a time.
+        let tree_hash = tree.hash();
         let mut p = Persister {
             loader: &sh.loader,
             w: &mut w.log,
@@ -230,7 +233,6 @@ impl Store {
             _ => unreachable!("checked to be a directory before writing"),
         };
         let stats = p.stats;
-        let tree_hash = tree.hash();
         let parents_at: Vec<(Hash, Option<u64>)> = {
             let commits = sh.commits.read();
             parents.iter().map(|h| (*h, commits.get(h).copied())).collect()
@@ -284,24 +286,11 @@ impl Store {
 
     /// Syncs the index and rewrites the control file so recovery starts from here.
     fn write_control(&self, w: &mut Writer) -> Result<()> {
-        let sh = &self.shared;
-        let index_count = w.index.sync()?;
-        crash_point("control:after-index-sync");
-        w.generation += 1;
-        let control = Control {
-            uid: sh.loader.log.uid,
-            generation: w.generation,
-            inode: sh.loader.inode,
-            durable_end: w.log.pos(),
-            index_count,
-            last_commit: sh.order.read().last().copied(),
-            heads: sh.heads.read().iter().map(|(n, (h, o))| (n.clone(), *h, *o)).collect(),
-        };
-        control.write(sh.config.fs.as_ref(), &sh.dir)?;
-        crash_point("control:after-write");
-        w.commits_since_control = 0;
-        Ok(())
+        self.shared.write_control(w)
     }
+
+    /// Makes every commit durable now (useful under a relaxed policy) and records a
+    /// recovery point.
 
     /// Makes every commit durable now (useful under a relaxed policy) and records a
     /// recovery point.
@@ -425,13 +414,39 @@ impl Store {
     }
 }
 
+impl Shared {
+    /// Syncs the index and rewrites the control file so recovery starts from here.
+    fn write_control(&self, w: &mut Writer) -> Result<()> {
+        let sh = self;
+        let index_count = w.index.sync()?;
+        crash_point("control:after-index-sync");
+        w.generation += 1;
+        let control = Control {
+            uid: sh.loader.log.uid,
+            generation: w.generation,
+            inode: sh.loader.inode,
+            durable_end: w.log.pos(),
+            index_count,
+            last_commit: sh.order.read().last().copied(),
+            heads: sh.heads.read().iter().map(|(n, (h, o))| (n.clone(), *h, *o)).collect(),
+        };
+        control.write(sh.config.fs.as_ref(), &sh.dir)?;
+        crash_point("control:after-write");
+        w.commits_since_control = 0;
+        Ok(())
+    }
+}
+
 impl Drop for Shared {
     fn drop(&mut self) {
-        // Best effort under a relaxed policy: sync what was written. Errors here change nothing
-        // durable, so they are ignored; the next open recovers from the log either way.
-        if let Some(w) = self.writer.get_mut() {
+        // Best effort: sync what was written and record a recovery point. Errors here change
+        // nothing durable, so they are ignored; the next open recovers from the log either way.
+        let mut guard = self.writer.lock();
+        if let Some(w) = guard.as_mut() {
             if !self.poisoned.load(Ordering::Acquire) && (w.unsynced || w.commits_since_control > 0) {
                 let _ = w.log.flush().and_then(|_| w.log.sync());
+                // And a recovery point, so the next open does not rescan this session's log.
+                let _ = self.write_control(w);
             }
         }
     }

@@ -291,9 +291,6 @@ impl Store {
 
     /// Makes every commit durable now (useful under a relaxed policy) and records a
     /// recovery point.
-
-    /// Makes every commit durable now (useful under a relaxed policy) and records a
-    /// recovery point.
     pub fn flush(&self) -> Result<()> {
         let mut guard = self.shared.writer.lock();
         let Some(w) = guard.as_mut() else { return Ok(()) };

@@ -86,6 +86,15 @@ pub enum ProofError {
         /// Path of the needless node.
         path: Path,
     },
+    /// An element of a stream proof does not hash to what its parent announced.
+    HashMismatch {
+        /// Offset of the element.
+        at: usize,
+        /// Hash the parent announced.
+        expected: Hash,
+        /// Hash of the element.
+        computed: Hash,
+    },
     /// The proof's read paths are not the ones the verifier asked about.
     ReadsMismatch,
     /// The proof's writes are not the ones the verifier expected.
@@ -121,6 +130,9 @@ impl fmt::Display for ProofError {
             }
             Self::NotProvable { path } => write!(f, "proof does not cover {}", Show(path)),
             Self::Excess { path } => write!(f, "proof shows {} which no claim needs", Show(path)),
+            Self::HashMismatch { at, expected, computed } => {
+                write!(f, "element at byte {at} hashes to {computed}, expected {expected}")
+            }
             Self::ReadsMismatch => f.write_str("proof is not about the expected paths"),
             Self::WritesMismatch => f.write_str("proof does not make the expected writes"),
         }

@@ -25,6 +25,10 @@ mod error;
 mod partial;
 mod prove;
 mod reference;
+mod stream;
+mod stream_read;
+mod stream_walk;
+mod stream_write;
 mod tree;
 mod verify;
 mod walk;
@@ -37,6 +41,9 @@ use crate::tezos::InodeConfig;
 pub use error::{Path, ProofError, Show};
 pub use prove::{prove, ProofSource, ProveError, SourceDir, SourceInode};
 pub use reference::RefSource;
+pub use stream::{
+    decode_stream, encode_stream, prove_stream, verify_stream, verify_stream_paths, STREAM_MAGIC, STREAM_VERSION,
+};
 pub use tree::{Entries, ProofInode, ProofTree};
 pub use verify::{verify, verify_paths, Proved, Verified};
 

@@ -1,0 +1,316 @@
+//! Reading stream proofs: the header, then one element at a time as the traversal asks for
+//! it, each hashed and checked against the hash its parent announced before anything below it
+//! is read. Strict as the tree decoder: shortest integers, sorted bindings, shapes that fit
+//! the inode configuration, nothing after the last element.
+
+use alloc::vec::Vec;
+
+use super::encode::tag;
+use super::error::{Path, ProofError};
+use super::stream::{kind, Header, STREAM_MAGIC, STREAM_VERSION};
+use super::stream_walk::Elements;
+use super::tree::{Entries, ProofInode, ProofTree};
+use super::{Write, MAX_INODE_ENTRIES, MAX_NESTING};
+use crate::hash::Hash;
+use crate::leb128;
+use crate::tezos::{contents_hash, flat_node_hash, inode_tree_hash, inode_values_hash, ChildKind, InodeConfig};
+
+/// A cursor over a stream proof.
+pub(super) struct Cursor<'a> {
+    buf: &'a [u8],
+    /// Offset of the next byte to read.
+    pub pos: usize,
+    cfg: InodeConfig,
+    /// Whether the next element checked is the root's (its mismatch is a wrong root).
+    first: bool,
+}
+
+impl<'a> Cursor<'a> {
+    /// A cursor at the start of `buf`.
+    pub fn new(buf: &'a [u8]) -> Self {
+        Cursor { buf, pos: 0, cfg: InodeConfig::TEZOS, first: true }
+    }
+
+    /// True once every byte was read.
+    pub fn at_end(&self) -> bool {
+        self.pos == self.buf.len()
+    }
+
+    fn malformed<T>(&self, at: usize, what: &'static str) -> Result<T, ProofError> {
+        Err(ProofError::Malformed { at, what })
+    }
+
+    fn take(&mut self, n: usize) -> Result<&'a [u8], ProofError> {
+        let end = self.pos.checked_add(n).filter(|&e| e <= self.buf.len());
+        let end = end.ok_or(ProofError::Truncated { at: self.buf.len() })?;
+        let s = &self.buf[self.pos..end];
+        self.pos = end;
+        Ok(s)
+    }
+
+    fn byte(&mut self) -> Result<u8, ProofError> {
+        Ok(self.take(1)?[0])
+    }
+
+    fn hash(&mut self) -> Result<Hash, ProofError> {
+        let mut h = [0u8; 32];
+        h.copy_from_slice(self.take(Hash::LEN)?);
+        Ok(Hash(h))
+    }
+
+    /// A LEB128 integer in its shortest form.
+    fn leb(&mut self) -> Result<u64, ProofError> {
+        let at = self.pos;
+        let rest = &self.buf[at..];
+        match leb128::read_u64(rest) {
+            Some((n, len)) if len == leb128::len_u64(n) => {
+                self.pos += len;
+                Ok(n)
+            }
+            Some(_) => self.malformed(at, "integer not in its shortest form"),
+            None if rest.len() < leb128::MAX_LEN && rest.iter().all(|b| b & 0x80 != 0) => {
+                Err(ProofError::Truncated { at: self.buf.len() })
+            }
+            None => self.malformed(at, "integer too large"),
+        }
+    }
+
+    fn u32(&mut self) -> Result<u32, ProofError> {
+        let at = self.pos;
+        let n = self.leb()?;
+        u32::try_from(n).or_else(|_| self.malformed(at, "integer too large"))
+    }
+
+    /// A count of items of at least one byte each, refused if the input cannot hold them.
+    fn count(&mut self) -> Result<usize, ProofError> {
+        let n = self.leb()?;
+        if n > (self.buf.len() - self.pos) as u64 {
+            return Err(ProofError::Truncated { at: self.buf.len() });
+        }
+        Ok(n as usize)
+    }
+
+    fn bytes(&mut self) -> Result<Vec<u8>, ProofError> {
+        let n = self.count()?;
+        Ok(self.take(n)?.to_vec())
+    }
+
+    fn step(&mut self) -> Result<Vec<u8>, ProofError> {
+        let at = self.pos;
+        let s = self.bytes()?;
+        if s.is_empty() {
+            return self.malformed(at, "empty step");
+        }
+        Ok(s)
+    }
+
+    fn path(&mut self) -> Result<Path, ProofError> {
+        let n = self.count()?;
+        if n > MAX_NESTING {
+            return Err(ProofError::TooDeep);
+        }
+        (0..n).map(|_| self.step()).collect()
+    }
+
+    fn kind(&mut self) -> Result<ChildKind, ProofError> {
+        let at = self.pos;
+        match self.byte()? {
+            kind::VALUE => Ok(ChildKind::Contents),
+            kind::DIR => Ok(ChildKind::Node),
+            _ => self.malformed(at, "unknown kind"),
+        }
+    }
+
+    /// The header: everything before the first element.
+    pub fn header(&mut self) -> Result<Header, ProofError> {
+        if self.take(STREAM_MAGIC.len())? != STREAM_MAGIC {
+            return Err(ProofError::BadMagic);
+        }
+        let version = self.byte()?;
+        if version != STREAM_VERSION {
+            return Err(ProofError::UnsupportedVersion(version));
+        }
+        let entries = self.u32()?;
+        let stable_hash = self.u32()?;
+        let config = InodeConfig { entries, stable_hash };
+        if !(2..=MAX_INODE_ENTRIES).contains(&entries) {
+            return Err(ProofError::BadConfig(config));
+        }
+        self.cfg = config;
+        let root_kind = self.kind()?;
+        let before = self.hash()?;
+        let after = self.hash()?;
+        let reads = self.reads()?;
+        let writes = self.writes()?;
+        Ok(Header { config, root_kind, before, after, reads, writes })
+    }
+
+    fn reads(&mut self) -> Result<Vec<Path>, ProofError> {
+        let n = self.count()?;
+        let mut out: Vec<Path> = Vec::with_capacity(n);
+        for _ in 0..n {
+            let at = self.pos;
+            let p = self.path()?;
+            if out.last().is_some_and(|last| *last >= p) {
+                return self.malformed(at, "read paths not sorted or repeated");
+            }
+            out.push(p);
+        }
+        Ok(out)
+    }
+
+    fn writes(&mut self) -> Result<Vec<Write>, ProofError> {
+        let n = self.count()?;
+        let mut out = Vec::with_capacity(n);
+        for _ in 0..n {
+            let at = self.pos;
+            out.push(match self.byte()? {
+                tag::REMOVE => Write::Remove(self.path()?),
+                tag::ADD => {
+                    let p = self.path()?;
+                    Write::Add(p, self.bytes()?)
+                }
+                _ => return self.malformed(at, "unknown write tag"),
+            });
+        }
+        Ok(out)
+    }
+
+    /// Checks the element read from `at` hashes to what its parent announced.
+    fn check(&mut self, at: usize, expected: &Hash, computed: Hash) -> Result<(), ProofError> {
+        let first = core::mem::replace(&mut self.first, false);
+        if computed == *expected {
+            Ok(())
+        } else if first {
+            Err(ProofError::RootMismatch { expected: *expected, computed })
+        } else {
+            Err(ProofError::HashMismatch { at, expected: *expected, computed })
+        }
+    }
+
+    /// `n` sorted bindings `step ‖ kind ‖ hash`; in an inode reached through `place`, each in
+    /// the slots leading there.
+    fn bindings(&mut self, n: usize, place: Option<&[u32]>) -> Result<Entries, ProofError> {
+        let mut out: Entries = Vec::with_capacity(n);
+        for _ in 0..n {
+            let at = self.pos;
+            let step = self.step()?;
+            if out.last().is_some_and(|(last, _)| *last >= step) {
+                return self.malformed(at, "entries not sorted or repeated");
+            }
+            if let Some(slots) = place {
+                if slots.iter().enumerate().any(|(d, &s)| self.cfg.slot(d as u32, &step) != s) {
+                    return self.malformed(at, "binding in the wrong inode slot");
+                }
+            }
+            let child = match self.kind()? {
+                ChildKind::Contents => ProofTree::BlindedValue(self.hash()?),
+                ChildKind::Node => ProofTree::BlindedNode(self.hash()?),
+            };
+            out.push((step, child));
+        }
+        Ok(out)
+    }
+
+    /// An inode element's body (after its tag) for the inode reached through `place`; returns
+    /// it (children blinded) and its hash.
+    fn inode_body(&mut self, tag_byte: u8, at: usize, place: &[u32]) -> Result<(ProofInode, Hash), ProofError> {
+        let depth = place.len() as u32;
+        match tag_byte {
+            tag::INODE_VALUES => {
+                let n_at = self.pos;
+                let n = self.count()?;
+                if n as u64 > u64::from(self.cfg.entries) {
+                    return self.malformed(n_at, "Values inode with more than `entries` bindings");
+                }
+                if n == 0 {
+                    return self.malformed(n_at, "empty inode");
+                }
+                let entries = self.bindings(n, Some(place))?;
+                let h = inode_values_hash(entries.iter().map(|(s, c)| (&s[..], c.kind(), blinded_hash(c))));
+                Ok((ProofInode::Values(entries), h))
+            }
+            tag::INODE_TREE => {
+                let count_at = self.pos;
+                let count = self.leb()?;
+                if count <= u64::from(self.cfg.entries) {
+                    return self.malformed(count_at, "Tree inode with at most `entries` bindings");
+                }
+                let k_at = self.pos;
+                let k = self.count()?;
+                if k == 0 || k as u64 > u64::from(self.cfg.entries) {
+                    return self.malformed(k_at, "Tree inode slot count out of range");
+                }
+                let mut slots: Vec<(u32, ProofInode)> = Vec::with_capacity(k);
+                for _ in 0..k {
+                    let s_at = self.pos;
+                    let s = self.u32()?;
+                    if s >= self.cfg.entries || slots.last().is_some_and(|(last, _)| *last >= s) {
+                        return self.malformed(s_at, "slots not increasing or out of range");
+                    }
+                    slots.push((s, ProofInode::Blinded(self.hash()?)));
+                }
+                let h = inode_tree_hash(depth, count, slots.iter().map(|(s, c)| (*s, blinded_inode_hash(c))));
+                Ok((ProofInode::Tree { count, slots }, h))
+            }
+            _ => self.malformed(at, "expected an inode element"),
+        }
+    }
+}
+
+/// The hash a blinded child stands for.
+fn blinded_hash(t: &ProofTree) -> &Hash {
+    match t {
+        ProofTree::BlindedValue(h) | ProofTree::BlindedNode(h) => h,
+        _ => unreachable!("elements list their children blinded"),
+    }
+}
+
+fn blinded_inode_hash(i: &ProofInode) -> &Hash {
+    match i {
+        ProofInode::Blinded(h) => h,
+        _ => unreachable!("elements list their children blinded"),
+    }
+}
+
+impl Elements for Cursor<'_> {
+    fn value(&mut self, hash: &Hash, _path: &[Vec<u8>]) -> Result<Vec<u8>, ProofError> {
+        let at = self.pos;
+        if self.byte()? != tag::VALUE {
+            return self.malformed(at, "expected a value element");
+        }
+        let v = self.bytes()?;
+        self.check(at, hash, contents_hash(&v))?;
+        Ok(v)
+    }
+
+    fn dir(&mut self, hash: &Hash, _path: &[Vec<u8>]) -> Result<ProofTree, ProofError> {
+        let at = self.pos;
+        let t = self.byte()?;
+        if t != tag::NODE {
+            let (root, h) = self.inode_body(t, at, &[])?;
+            if root.count().is_some_and(|c| c <= u64::from(self.cfg.stable_hash)) {
+                return self.malformed(at, "inode directory small enough to be flat");
+            }
+            self.check(at, hash, h)?;
+            return Ok(ProofTree::Inode(root));
+        }
+        let n_at = self.pos;
+        let n = self.count()?;
+        if n as u64 > u64::from(self.cfg.stable_hash) {
+            return self.malformed(n_at, "flat directory larger than stable_hash");
+        }
+        let entries = self.bindings(n, None)?;
+        let h = flat_node_hash(entries.iter().map(|(s, c)| (&s[..], c.kind(), blinded_hash(c))));
+        self.check(at, hash, h)?;
+        Ok(ProofTree::Node(entries))
+    }
+
+    fn inode(&mut self, hash: &Hash, _path: &[Vec<u8>], slots: &[u32]) -> Result<ProofInode, ProofError> {
+        let at = self.pos;
+        let t = self.byte()?;
+        let (inode, h) = self.inode_body(t, at, slots)?;
+        self.check(at, hash, h)?;
+        Ok(inode)
+    }
+}

@@ -5,15 +5,20 @@
 //! - [`Store::prove`] does the same in a commit's tree;
 //! - [`prove_with`] runs a closure on a [`Recorder`] that logs what it reads and writes, and
 //!   proves all of it, with the root hash after its writes;
-//! - [`Tree::prove_changes`] proves given reads and writes directly.
+//! - [`Tree::prove_changes`] proves given reads and writes directly;
+//! - [`Tree::prove_stream`], [`Store::prove_stream`] and [`prove_with_stream`] give the same
+//!   proofs as stream proofs, checked with [`verify_stream`].
 //!
 //! The format, its encoding and what verification checks are described in docs/PROOFS.md.
 
 mod record;
 mod source;
+mod stream;
 
 use arbor_core::proof::{self as core_proof, Path, ProveError};
-pub use arbor_core::proof::{verify, verify_paths, Proof, ProofError, Proved, Verified, Write};
+pub use arbor_core::proof::{
+    verify, verify_paths, verify_stream, verify_stream_paths, Proof, ProofError, Proved, Verified, Write,
+};
 use arbor_core::Hash;
 
 use crate::error::{Error, Result};
@@ -22,6 +27,7 @@ use crate::store::Store;
 use crate::tree::Tree;
 pub use record::{prove_with, prove_with_tree, Recorder};
 use source::EngineSource;
+pub use stream::prove_with_stream;
 
 /// Converts caller paths to owned proof paths, rejecting empty steps.
 pub(crate) fn to_paths<P: AsRef<[S]>, S: AsRef<[u8]>>(paths: &[P]) -> Result<Vec<Path>> {

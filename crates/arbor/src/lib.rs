@@ -2,6 +2,18 @@
 //!
 //! A [`Tree`] is an immutable tree of paths to byte values; a [`Store`] keeps trees as
 //! commits in an append-only log, each named by its Tezos context hash.
+//!
+//! ```
+//! use arbor::Store;
+//!
+//! let dir = tempfile::tempdir().unwrap();
+//! let store = Store::open(dir.path())?;
+//! let mut tree = store.empty();
+//! tree.add_mut(&["data", "contracts", "global_counter"], &[42])?;
+//! let commit = store.commit(&tree, &[], 0, "Tezos", "genesis")?;
+//! assert_eq!(store.checkout(&commit)?.find(&["data", "contracts", "global_counter"])?, Some(vec![42]));
+//! # Ok::<(), arbor::Error>(())
+//! ```
 
 pub mod config;
 pub mod error;

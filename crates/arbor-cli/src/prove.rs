@@ -1,10 +1,12 @@
 //! `arbor prove` and `arbor verify`: Merkle proofs of paths in a commit's tree, written and
-//! checked as the compact binary encoding of docs/PROOFS.md.
+//! checked as the compact binary encoding of docs/PROOFS.md (tree proofs, or with `--stream`
+//! stream proofs).
 
 use std::io::{IsTerminal, Read, Write};
 
-use arbor::proof::{verify, Proved, Write as ProofWrite};
+use arbor::proof::{verify, verify_stream, Proved, Write as ProofWrite};
 use arbor::{Hash, InodeConfig};
+use arbor_core::proof::encode_stream;
 use clap::{Args, ValueEnum};
 
 use crate::common::{parse_hash, parse_path, resolve_commit, StoreArg};
@@ -20,6 +22,9 @@ pub struct ProveArgs {
     /// Commit whose tree to prove in (hex or Co…); default: head `main`, else the last commit.
     #[arg(long, value_name = "HASH", value_parser = parse_hash)]
     commit: Option<Hash>,
+    /// Write a stream proof (elements in the verifier's order) instead of a tree proof.
+    #[arg(long)]
+    stream: bool,
     /// `/`-separated paths to prove (values, directories or absences).
     #[arg(value_name = "PATH")]
     paths: Vec<String>,
@@ -35,9 +40,14 @@ impl ProveArgs {
         let store = self.store.open_read_only()?;
         let commit = resolve_commit(&store, self.commit)?;
         let proof = store.prove(&commit, &paths)?;
-        let bytes = proof.encode();
+        let bytes = if self.stream {
+            encode_stream(&proof).map_err(|e| CliError::failed(format!("cannot stream the proof: {e}")))?
+        } else {
+            proof.encode()
+        };
         out.write_all(&bytes)?;
-        eprintln!("arbor: proof of {} path(s) in tree {} ({} bytes)", proof.reads.len(), proof.before, bytes.len());
+        let form = if self.stream { "stream proof" } else { "proof" };
+        eprintln!("arbor: {form} of {} path(s) in tree {} ({} bytes)", proof.reads.len(), proof.before, bytes.len());
         Ok(())
     }
 }
@@ -64,6 +74,9 @@ pub struct VerifyArgs {
     /// Inode shape the tree is hashed with.
     #[arg(long, value_enum, default_value_t = Shape::Tezos)]
     shape: Shape,
+    /// The proof is a stream proof (as written by `arbor prove --stream`).
+    #[arg(long)]
+    stream: bool,
     /// If given, the proof must be about exactly these `/`-separated paths.
     #[arg(value_name = "PATH")]
     paths: Vec<String>,
@@ -79,7 +92,8 @@ impl VerifyArgs {
             Shape::Small => InodeConfig::SMALL_TEST,
         };
         let fail = |e: arbor::proof::ProofError| CliError::failed(format!("proof does not verify: {e}"));
-        let v = verify(&bytes, &self.root, cfg).map_err(fail)?;
+        let v = if self.stream { verify_stream(&bytes, &self.root, cfg) } else { verify(&bytes, &self.root, cfg) };
+        let v = v.map_err(fail)?;
         if !self.paths.is_empty() {
             let paths = self.paths.iter().map(|p| parse_path(p)).collect::<CliResult<Vec<_>>>()?;
             v.expect_reads(&paths).map_err(fail)?;

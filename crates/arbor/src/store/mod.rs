@@ -297,6 +297,7 @@ impl Store {
         if self.shared.poisoned.load(Ordering::Acquire) {
             return Err(Error::Poisoned);
         }
+        let poison = PoisonOnUnwind(&self.shared.poisoned);
         let r = (|| {
             w.log.flush()?;
             w.log.sync()?;
@@ -304,6 +305,7 @@ impl Store {
             w.last_sync = Instant::now();
             self.write_control(w)
         })();
+        std::mem::forget(poison);
         if r.is_err() {
             self.shared.poisoned.store(true, Ordering::Release);
         }
@@ -335,6 +337,7 @@ impl Store {
         if sh.poisoned.load(Ordering::Acquire) {
             return Err(Error::Poisoned);
         }
+        let poison = PoisonOnUnwind(&self.shared.poisoned);
         let r = (|| {
             w.log.scratch.clear();
             head.encode(&mut w.log.scratch);
@@ -345,6 +348,7 @@ impl Store {
             sh.loader.log.set_end(w.log.pos());
             Ok(())
         })();
+        std::mem::forget(poison);
         if r.is_err() {
             sh.poisoned.store(true, Ordering::Release);
             return r;

@@ -1,5 +1,5 @@
-//! Proof sizes and verification speed for 1, 10, 100 and 1,000 random paths in trees of
-//! 1,000,000 values, in two shapes:
+//! Proof sizes and verification speed, tree proofs and stream proofs, for 1, 10, 100 and
+//! 1,000 random paths in trees of 1,000,000 values, in two shapes:
 //!
 //! - `one big directory`: all values in one directory (an inode tree four to five levels deep);
 //! - `tezos-like index`: `data/index/XX/YY/REST/balance`, two levels of 256-way flat
@@ -9,8 +9,9 @@
 
 use std::time::{Duration, Instant};
 
-use arbor::proof::{verify_paths, Proof};
+use arbor::proof::{verify_paths, verify_stream_paths, Proof};
 use arbor::{InodeConfig, Tree};
+use arbor_core::proof::encode_stream;
 use rand::{Rng, SeedableRng};
 
 const VALUES: usize = 1_000_000;
@@ -51,8 +52,10 @@ fn best_of(runs: usize, mut f: impl FnMut()) -> Duration {
 fn main() {
     let mut rng = rand::rngs::StdRng::seed_from_u64(2024);
     let keys: Vec<u64> = (0..VALUES).map(|_| rng.gen()).collect();
-    println!("| shape | paths | proof bytes | bytes/path | prove | verify | verify/path |");
-    println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: |");
+    println!(
+        "| shape | paths | tree bytes | bytes/path | stream bytes | bytes/path | prove | verify tree | verify stream |"
+    );
+    println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
     for (shape, name) in ["one big directory", "tezos-like index"].iter().enumerate() {
         let t0 = Instant::now();
         let tree = build(shape, &keys);
@@ -67,18 +70,26 @@ fn main() {
             let paths: Vec<Vec<String>> = picked.iter().map(|&i| path_of(shape, keys[i])).collect();
             let mut proof: Option<Proof> = None;
             let prove = best_of(3, || proof = Some(tree.prove(&paths).unwrap()));
-            let bytes = proof.unwrap().encode();
+            let proof = proof.unwrap();
+            let bytes = proof.encode();
+            let stream = encode_stream(&proof).unwrap();
             let verify = best_of(5, || {
                 let v = verify_paths(&bytes, &root, InodeConfig::TEZOS, &paths).unwrap();
                 assert_eq!(v.reads().len(), n);
             });
+            let verify_s = best_of(5, || {
+                let v = verify_stream_paths(&stream, &root, InodeConfig::TEZOS, &paths).unwrap();
+                assert_eq!(v.reads().len(), n);
+            });
             println!(
-                "| {name} | {n} | {} | {} | {:.2?} | {:.2?} | {:.1?} |",
+                "| {name} | {n} | {} | {} | {} | {} | {:.2?} | {:.2?} | {:.2?} |",
                 bytes.len(),
                 bytes.len() / n,
+                stream.len(),
+                stream.len() / n,
                 prove,
                 verify,
-                verify / n as u32
+                verify_s,
             );
         }
     }

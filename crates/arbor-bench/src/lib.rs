@@ -1,6 +1,7 @@
 //! arbor-bench: replaying context traces into an arbor store, measuring every block, and
 //! reporting the results (the measuring stick of seeds 000-002).
 
+pub mod iobench;
 pub mod metrics;
 pub mod record;
 pub mod replay;

@@ -14,6 +14,7 @@ mod date;
 mod error;
 mod hex;
 mod inspect;
+mod iobench;
 mod ops;
 mod prove;
 mod read;
@@ -70,6 +71,8 @@ enum Command {
     Prove(prove::ProveArgs),
     /// Verify a proof read from standard input against a root tree hash; print what it proves.
     Verify(prove::VerifyArgs),
+    /// Seed 003's storage-gas benchmark: time random reads and writes + commit, fit the cost model.
+    Iobench(iobench::IobenchArgs),
 }
 
 impl Command {
@@ -89,6 +92,7 @@ impl Command {
             Command::Bench(a) => a.run(out),
             Command::Prove(a) => a.run(out),
             Command::Verify(a) => a.run(out),
+            Command::Iobench(a) => a.run(out),
         }
     }
 }

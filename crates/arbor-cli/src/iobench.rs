@@ -1,0 +1,150 @@
+//! `arbor iobench`: seed 003's storage-gas benchmark (grow a context, limit the page cache,
+//! time random reads and writes + commit, fit `a·path_length + b·nbytes + c`). See
+//! docs/IOBENCH.md.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use arbor_bench::iobench::{self, LimitMethod, Options};
+use clap::Args;
+
+use crate::error::{CliError, CliResult};
+
+/// Parses a size: bytes, or a number with K/M/G/T (powers of 1024; `KiB`, `MB`… accepted).
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let (n, unit) = t.split_at(split);
+    let n: f64 = n.parse().map_err(|_| format!("not a size: {text:?} (try 512MiB, 4GiB)"))?;
+    let shift = match unit.trim().trim_end_matches(['B', 'b']).trim_end_matches('i').to_ascii_uppercase().as_str() {
+        "" => 0,
+        "K" => 10,
+        "M" => 20,
+        "G" => 30,
+        "T" => 40,
+        _ => return Err(format!("unknown unit in {text:?}: use K, M, G or T")),
+    };
+    Ok((n * (1u64 << shift) as f64) as u64)
+}
+
+/// Arguments of `arbor iobench`.
+#[derive(Args, Debug)]
+pub struct IobenchArgs {
+    /// Quick preset for CI (under a minute): 200,000 values grown to 128 MiB, 64 MiB of page
+    /// cache, 300 reads, 100 writes. Without it, the full preset: 4,000,000 values grown to
+    /// 4 GiB, 512 MiB of page cache, 3,000 reads, 1,000 writes (see docs/IOBENCH.md).
+    #[arg(long)]
+    quick: bool,
+    /// Benchmark directory: the grown store is kept in DIR/store and reused by later runs.
+    #[arg(long, value_name = "DIR")]
+    dir: PathBuf,
+    /// Write everything (samples included) as JSON here.
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+    /// Write an HTML report with scatter plots here.
+    #[arg(long, value_name = "FILE.html")]
+    report: Option<PathBuf>,
+    /// Grow the store's log to this size (default: 8x --cache-size; quick: 2x).
+    #[arg(long, value_parser = parse_size)]
+    target_size: Option<u64>,
+    /// Memory to leave to the OS page cache.
+    #[arg(long, value_parser = parse_size)]
+    cache_size: Option<u64>,
+    /// How to limit the page cache: auto (cgroup, else ballast), cgroup, ballast, none.
+    #[arg(long)]
+    limit: Option<LimitMethod>,
+    /// Values of the generated initial state.
+    #[arg(long)]
+    values: Option<u64>,
+    /// Generator seed.
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Timed reads.
+    #[arg(long)]
+    reads: Option<usize>,
+    /// Timed writes (each with a fsynced commit).
+    #[arg(long)]
+    writes: Option<usize>,
+    /// The engine's object cache during the measurements (default 16MiB).
+    #[arg(long, value_parser = parse_size)]
+    engine_cache: Option<u64>,
+    /// Longest warm-up, in seconds.
+    #[arg(long)]
+    warmup_seconds: Option<f64>,
+    /// Discard DIR/store and its state file first and grow a new context.
+    #[arg(long)]
+    fresh: bool,
+    /// Print only the summary.
+    #[arg(long)]
+    quiet: bool,
+}
+
+impl IobenchArgs {
+    fn options(&self) -> Options {
+        let mut o = if self.quick { Options::quick(self.dir.clone()) } else { Options::full(self.dir.clone()) };
+        let ratio = if self.quick { 2 } else { 8 };
+        let custom = self.cache_size.is_some() || self.target_size.is_some() || self.values.is_some();
+        if let Some(c) = self.cache_size {
+            o.cache_bytes = c;
+            o.target_bytes = c * ratio;
+        }
+        o.target_bytes = self.target_size.unwrap_or(o.target_bytes);
+        o.limit = self.limit.unwrap_or(o.limit);
+        o.values = self.values.unwrap_or(o.values);
+        o.seed = self.seed.unwrap_or(o.seed);
+        o.reads = self.reads.unwrap_or(o.reads);
+        o.writes = self.writes.unwrap_or(o.writes);
+        o.engine_cache_bytes = self.engine_cache.unwrap_or(o.engine_cache_bytes);
+        o.warmup_max_seconds = self.warmup_seconds.unwrap_or(o.warmup_max_seconds);
+        if custom {
+            o.mode = format!("{} (customised)", o.mode);
+        }
+        o
+    }
+
+    /// Runs the benchmark, prints the summary and writes the files asked for.
+    pub fn run(self, out: &mut dyn Write) -> CliResult {
+        let opts = self.options();
+        if opts.values < arbor_trace::MIN_VALUES {
+            return Err(CliError::usage(format!("--values must be at least {}", arbor_trace::MIN_VALUES)));
+        }
+        if self.fresh {
+            let store = iobench::grow::store_dir(&opts.dir);
+            if store.exists() {
+                std::fs::remove_dir_all(&store)?;
+            }
+            let _ = std::fs::remove_file(opts.dir.join(iobench::grow::STATE_FILE));
+        }
+        let quiet = self.quiet;
+        let mut log = |line: &str| {
+            if !quiet {
+                eprintln!("iobench: {line}");
+            }
+        };
+        let report = iobench::run(&opts, &mut log).map_err(|e| CliError::failed(e.to_string()))?;
+        write!(out, "{}", iobench::report::summary(&report))?;
+        if let Some(path) = &self.json {
+            iobench::write_json(&report, path)?;
+            writeln!(out, "json      {}", path.display())?;
+        }
+        if let Some(path) = &self.report {
+            iobench::write_html(&report, path)?;
+            writeln!(out, "report    {}", path.display())?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_size;
+
+    #[test]
+    fn sizes_parse() {
+        assert_eq!(parse_size("4096"), Ok(4096));
+        assert_eq!(parse_size("64MiB"), Ok(64 << 20));
+        assert_eq!(parse_size("1.5G"), Ok(3 << 29));
+        assert_eq!(parse_size("2kb"), Ok(2048));
+        assert!(parse_size("12 parsecs").is_err());
+    }
+}

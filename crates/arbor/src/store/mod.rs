@@ -386,7 +386,7 @@ impl Store {
         }
         let log = &self.shared.loader.log;
         log.reload_chunks()?;
-        let found = recover::scan(log, log.end())?;
+        let found = recover::scan(log, log.end(), false)?;
         // Readers must be able to read a commit's objects before they can find the commit.
         log.set_end(found.valid_end.max(log.end()));
         {

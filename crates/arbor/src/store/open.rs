@@ -108,11 +108,11 @@ pub(super) fn open(dir: &Path, config: Config) -> Result<Store> {
         Some(_) => control.durable_end,
         None => CHUNK_HEADER_LEN,
     };
-    let found = scan(&log, start)?;
+    let found = scan(&log, start, writable)?;
     let mut order = Vec::new();
     let mut untrusted = Vec::new();
     let index = IndexFile::open(fs.as_ref(), dir, control.index_count, writable, &mut order, &mut untrusted)?;
-    if let Some((at, kind)) = &found.stopped {
+    if let Some((at, kind)) = found.stopped.as_ref().filter(|_| writable) {
         check_not_bit_rot(&log, *at, kind, &untrusted)?;
     }
     let mut heads: BTreeMap<String, (arbor_core::Hash, u64)> =

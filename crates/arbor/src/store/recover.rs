@@ -24,7 +24,12 @@ const BLOCK: usize = 1 << 20;
 /// Scans every record from `start` to the end of the chunk files, stopping at the first
 /// record that is torn, fails its checksum or does not decode. Objects after the last commit
 /// or head record belong to a commit that never completed and are not part of `valid_end`.
-pub(crate) fn scan(log: &Log, start: u64) -> Result<Scan> {
+///
+/// With `detect_rot` (a writable open, which holds the lock and is about to truncate), damage
+/// that provably was durable once is reported as corruption instead (see
+/// `synced_commit_beyond`). A read-only scan beside a live writer must not do this: it may see
+/// a write in progress, torn in its view, that completes a moment later.
+pub(crate) fn scan(log: &Log, start: u64, detect_rot: bool) -> Result<Scan> {
     let mut out = Scan { valid_end: start, ..Scan::default() };
     let chunks = log.chunks();
     let mut pos = start;
@@ -109,16 +114,18 @@ pub(crate) fn scan(log: &Log, start: u64) -> Result<Scan> {
             pos = next;
         }
         if let Some(kind) = failure {
-            // A later chunk with records proves this one was complete and synced when the
-            // writer moved on (it syncs before rolling): the damage is not a torn tail.
-            for later in &chunks[i + 1..] {
-                let later_len = later.file.len().map_err(io_err("reading the length of", &later.path))?;
-                if later_len > CHUNK_HEADER_LEN {
+            if detect_rot {
+                // A later chunk with records proves this one was complete and synced when the
+                // writer moved on (it syncs before rolling): the damage is not a torn tail.
+                for later in &chunks[i + 1..] {
+                    let later_len = later.file.len().map_err(io_err("reading the length of", &later.path))?;
+                    if later_len > CHUNK_HEADER_LEN {
+                        return Err(Error::Corrupt { file: chunk.path.clone(), offset: pos - chunk.start, kind });
+                    }
+                }
+                if synced_commit_beyond(chunk, pos, chunk_end)? {
                     return Err(Error::Corrupt { file: chunk.path.clone(), offset: pos - chunk.start, kind });
                 }
-            }
-            if synced_commit_beyond(chunk, pos, chunk_end)? {
-                return Err(Error::Corrupt { file: chunk.path.clone(), offset: pos - chunk.start, kind });
             }
             out.stopped = Some((pos, kind));
             break;

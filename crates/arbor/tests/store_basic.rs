@@ -124,3 +124,22 @@ fn read_only_refresh_sees_new_commits() {
     assert_eq!(ro.checkout(&b).unwrap().find(&["y"]).unwrap(), Some(b"2".to_vec()));
     assert_eq!(ro.refresh().unwrap(), 0);
 }
+
+#[test]
+fn read_only_refresh_follows_new_chunks() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open_with(dir.path(), arbor::Config { chunk_bytes: 4096, ..Default::default() }).unwrap();
+    let ro = Store::open_with(dir.path(), arbor::Config { read_only: true, ..Default::default() }).unwrap();
+    let mut tree = store.empty();
+    let mut last = None;
+    for i in 0..40u32 {
+        tree.add_mut(&["blocks".to_string(), format!("{i:04}")], &[7u8; 100]).unwrap();
+        let parents: Vec<Hash> = last.into_iter().collect();
+        last = Some(store.commit(&tree, &parents, i64::from(i), "Tezos", "").unwrap());
+    }
+    assert!(std::fs::read_dir(dir.path().join("pack")).unwrap().count() > 2, "the log rolled over chunks");
+    assert_eq!(ro.refresh().unwrap(), 40);
+    let back = ro.checkout(&last.unwrap()).unwrap();
+    assert_eq!(back.hash(), tree.hash());
+    assert_eq!(back.length(&["blocks"]).unwrap(), 40);
+}

@@ -135,7 +135,8 @@ impl Log {
         Ok(chunk)
     }
 
-    /// Registers chunk files another process (the writer) created since this log was opened.
+    /// Registers chunk files another process (the writer) created since this log was opened,
+    /// checking their headers (magic, version, start, store uid).
     pub fn reload_chunks(&self) -> Result<()> {
         let names = self.fs.list(&self.dir).map_err(io_err("listing", &self.dir))?;
         let mut chunks = self.chunks.write();
@@ -147,6 +148,19 @@ impl Log {
             }
             let path = self.dir.join(name);
             let file = self.fs.open(&path, OpenOptions::default()).map_err(io_err("opening", &path))?;
+            let mut h = [0u8; CHUNK_HEADER_LEN as usize];
+            let len = file.len().map_err(io_err("reading the length of", &path))?;
+            if len < CHUNK_HEADER_LEN || {
+                file.read_exact_at(&mut h, 0).map_err(io_err("reading", &path))?;
+                u32::from_le_bytes(h[28..].try_into().expect("4")) != crc32c::crc32c(&h[..28])
+            } {
+                // The writer is still creating this chunk: a later refresh will pick it up.
+                break;
+            }
+            if h != header_bytes(start, self.uid) {
+                let kind = Corruption::BadEncoding("chunk header does not match this store");
+                return Err(Error::Corrupt { file: path, offset: 0, kind });
+            }
             chunks.push(Arc::new(Chunk { start, file, path }));
         }
         Ok(())

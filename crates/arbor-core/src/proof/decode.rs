@@ -10,15 +10,14 @@ use alloc::vec::Vec;
 
 use super::encode::tag;
 use super::error::{Path, ProofError};
+use super::input::Input;
 use super::tree::{ProofInode, ProofTree};
 use super::{Proof, Write, MAGIC, MAX_INODE_DEPTH, MAX_INODE_ENTRIES, MAX_NESTING, VERSION};
-use crate::hash::Hash;
-use crate::leb128;
 use crate::tezos::InodeConfig;
 
 /// Decodes a whole proof; trailing bytes are an error.
 pub(super) fn decode(bytes: &[u8]) -> Result<Proof, ProofError> {
-    let mut r = Reader { buf: bytes, pos: 0, cfg: InodeConfig::TEZOS };
+    let mut r = Reader { input: Input::new(bytes), cfg: InodeConfig::TEZOS };
     if r.take(MAGIC.len())? != MAGIC {
         return Err(ProofError::BadMagic);
     }
@@ -46,90 +45,24 @@ pub(super) fn decode(bytes: &[u8]) -> Result<Proof, ProofError> {
 
 /// A cursor over the input.
 struct Reader<'a> {
-    buf: &'a [u8],
-    pos: usize,
+    input: Input<'a>,
     cfg: InodeConfig,
 }
 
+impl<'a> core::ops::Deref for Reader<'a> {
+    type Target = Input<'a>;
+    fn deref(&self) -> &Input<'a> {
+        &self.input
+    }
+}
+
+impl core::ops::DerefMut for Reader<'_> {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.input
+    }
+}
+
 impl<'a> Reader<'a> {
-    fn malformed<T>(&self, at: usize, what: &'static str) -> Result<T, ProofError> {
-        Err(ProofError::Malformed { at, what })
-    }
-
-    fn take(&mut self, n: usize) -> Result<&'a [u8], ProofError> {
-        let end = self.pos.checked_add(n).filter(|&e| e <= self.buf.len());
-        let end = end.ok_or(ProofError::Truncated { at: self.buf.len() })?;
-        let s = &self.buf[self.pos..end];
-        self.pos = end;
-        Ok(s)
-    }
-
-    fn byte(&mut self) -> Result<u8, ProofError> {
-        Ok(self.take(1)?[0])
-    }
-
-    fn hash(&mut self) -> Result<Hash, ProofError> {
-        let mut h = [0u8; 32];
-        h.copy_from_slice(self.take(Hash::LEN)?);
-        Ok(Hash(h))
-    }
-
-    /// A LEB128 integer in its shortest form.
-    fn leb(&mut self) -> Result<u64, ProofError> {
-        let at = self.pos;
-        let rest = &self.buf[at..];
-        match leb128::read_u64(rest) {
-            Some((n, len)) if len == leb128::len_u64(n) => {
-                self.pos += len;
-                Ok(n)
-            }
-            Some(_) => self.malformed(at, "integer not in its shortest form"),
-            None if rest.len() < leb128::MAX_LEN && rest.iter().all(|b| b & 0x80 != 0) => {
-                Err(ProofError::Truncated { at: self.buf.len() })
-            }
-            None => self.malformed(at, "integer too large"),
-        }
-    }
-
-    fn u32(&mut self) -> Result<u32, ProofError> {
-        let at = self.pos;
-        let n = self.leb()?;
-        u32::try_from(n).or_else(|_| self.malformed(at, "integer too large"))
-    }
-
-    /// A count of items that each take at least one byte: larger than the rest of the input
-    /// means the input was cut short (and is refused before anything is allocated for it).
-    fn count(&mut self) -> Result<usize, ProofError> {
-        let n = self.leb()?;
-        let left = (self.buf.len() - self.pos) as u64;
-        if n > left {
-            return Err(ProofError::Truncated { at: self.buf.len() });
-        }
-        Ok(n as usize)
-    }
-
-    fn bytes(&mut self) -> Result<Vec<u8>, ProofError> {
-        let n = self.count()?;
-        Ok(self.take(n)?.to_vec())
-    }
-
-    fn step(&mut self) -> Result<Vec<u8>, ProofError> {
-        let at = self.pos;
-        let s = self.bytes()?;
-        if s.is_empty() {
-            return self.malformed(at, "empty step");
-        }
-        Ok(s)
-    }
-
-    fn path(&mut self) -> Result<Path, ProofError> {
-        let n = self.count()?;
-        if n > MAX_NESTING {
-            return Err(ProofError::TooDeep);
-        }
-        (0..n).map(|_| self.step()).collect()
-    }
-
     fn reads(&mut self) -> Result<Vec<Path>, ProofError> {
         let n = self.count()?;
         let mut out: Vec<Path> = Vec::with_capacity(n);

@@ -22,6 +22,7 @@ mod check;
 mod decode;
 mod encode;
 mod error;
+mod input;
 mod partial;
 mod prove;
 mod reference;

@@ -7,109 +7,44 @@ use alloc::vec::Vec;
 
 use super::encode::tag;
 use super::error::{Path, ProofError};
+use super::input::Input;
 use super::stream::{kind, Header, STREAM_MAGIC, STREAM_VERSION};
 use super::stream_walk::Elements;
 use super::tree::{Entries, ProofInode, ProofTree};
-use super::{Write, MAX_INODE_ENTRIES, MAX_NESTING};
+use super::{Write, MAX_INODE_ENTRIES};
 use crate::hash::Hash;
-use crate::leb128;
 use crate::tezos::{contents_hash, flat_node_hash, inode_tree_hash, inode_values_hash, ChildKind, InodeConfig};
 
 /// A cursor over a stream proof.
 pub(super) struct Cursor<'a> {
-    buf: &'a [u8],
-    /// Offset of the next byte to read.
-    pub pos: usize,
+    input: Input<'a>,
     cfg: InodeConfig,
     /// Whether the next element checked is the root's (its mismatch is a wrong root).
     first: bool,
 }
 
+impl<'a> core::ops::Deref for Cursor<'a> {
+    type Target = Input<'a>;
+    fn deref(&self) -> &Input<'a> {
+        &self.input
+    }
+}
+
+impl core::ops::DerefMut for Cursor<'_> {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.input
+    }
+}
+
 impl<'a> Cursor<'a> {
     /// A cursor at the start of `buf`.
     pub fn new(buf: &'a [u8]) -> Self {
-        Cursor { buf, pos: 0, cfg: InodeConfig::TEZOS, first: true }
+        Cursor { input: Input::new(buf), cfg: InodeConfig::TEZOS, first: true }
     }
 
     /// True once every byte was read.
     pub fn at_end(&self) -> bool {
         self.pos == self.buf.len()
-    }
-
-    fn malformed<T>(&self, at: usize, what: &'static str) -> Result<T, ProofError> {
-        Err(ProofError::Malformed { at, what })
-    }
-
-    fn take(&mut self, n: usize) -> Result<&'a [u8], ProofError> {
-        let end = self.pos.checked_add(n).filter(|&e| e <= self.buf.len());
-        let end = end.ok_or(ProofError::Truncated { at: self.buf.len() })?;
-        let s = &self.buf[self.pos..end];
-        self.pos = end;
-        Ok(s)
-    }
-
-    fn byte(&mut self) -> Result<u8, ProofError> {
-        Ok(self.take(1)?[0])
-    }
-
-    fn hash(&mut self) -> Result<Hash, ProofError> {
-        let mut h = [0u8; 32];
-        h.copy_from_slice(self.take(Hash::LEN)?);
-        Ok(Hash(h))
-    }
-
-    /// A LEB128 integer in its shortest form.
-    fn leb(&mut self) -> Result<u64, ProofError> {
-        let at = self.pos;
-        let rest = &self.buf[at..];
-        match leb128::read_u64(rest) {
-            Some((n, len)) if len == leb128::len_u64(n) => {
-                self.pos += len;
-                Ok(n)
-            }
-            Some(_) => self.malformed(at, "integer not in its shortest form"),
-            None if rest.len() < leb128::MAX_LEN && rest.iter().all(|b| b & 0x80 != 0) => {
-                Err(ProofError::Truncated { at: self.buf.len() })
-            }
-            None => self.malformed(at, "integer too large"),
-        }
-    }
-
-    fn u32(&mut self) -> Result<u32, ProofError> {
-        let at = self.pos;
-        let n = self.leb()?;
-        u32::try_from(n).or_else(|_| self.malformed(at, "integer too large"))
-    }
-
-    /// A count of items of at least one byte each, refused if the input cannot hold them.
-    fn count(&mut self) -> Result<usize, ProofError> {
-        let n = self.leb()?;
-        if n > (self.buf.len() - self.pos) as u64 {
-            return Err(ProofError::Truncated { at: self.buf.len() });
-        }
-        Ok(n as usize)
-    }
-
-    fn bytes(&mut self) -> Result<Vec<u8>, ProofError> {
-        let n = self.count()?;
-        Ok(self.take(n)?.to_vec())
-    }
-
-    fn step(&mut self) -> Result<Vec<u8>, ProofError> {
-        let at = self.pos;
-        let s = self.bytes()?;
-        if s.is_empty() {
-            return self.malformed(at, "empty step");
-        }
-        Ok(s)
-    }
-
-    fn path(&mut self) -> Result<Path, ProofError> {
-        let n = self.count()?;
-        if n > MAX_NESTING {
-            return Err(ProofError::TooDeep);
-        }
-        (0..n).map(|_| self.step()).collect()
     }
 
     fn kind(&mut self) -> Result<ChildKind, ProofError> {

@@ -205,6 +205,44 @@ impl Store {
         result
     }
 
+    /// Writes the in-memory nodes of a directory tree to the log without committing it and
+    /// returns the same tree rooted at its record, so the caller can drop the nodes (bulk
+    /// loads build huge trees a subtree at a time). What is written this way is only durable
+    /// once a commit that references it is: a crash before that drops it at recovery.
+    pub fn persist(&self, tree: &Tree) -> Result<Tree> {
+        if !Arc::ptr_eq(&tree.ctx, &self.ctx) && (tree.ctx.source.is_some() || tree.ctx.cfg != self.ctx.cfg) {
+            return Err(Error::ForeignTree);
+        }
+        let d = match &tree.root {
+            Ptr::Dir(d) => d.clone(),
+            Ptr::Disk(_) if tree.kind() == crate::tree::Kind::Dir => return Ok(tree.clone()),
+            _ => return Err(Error::NotADirectory),
+        };
+        let sh = &self.shared;
+        let mut guard = sh.writer.lock();
+        let w = guard.as_mut().ok_or(Error::ReadOnly)?;
+        if sh.poisoned.load(Ordering::Acquire) {
+            return Err(Error::Poisoned);
+        }
+        let poison = PoisonOnUnwind(&sh.poisoned);
+        let mut p = Persister {
+            loader: &sh.loader,
+            w: &mut w.log,
+            uid: sh.loader.uid,
+            inline_max: sh.config.inline_max,
+            stats: WriteStats::default(),
+        };
+        // Flushed and published so the returned tree can be read back before any commit.
+        let result = p.dir(&d).and_then(|o| w.log.flush().map(|_| o));
+        std::mem::forget(poison);
+        let offset = result.inspect_err(|_| sh.poisoned.store(true, Ordering::Release))?;
+        sh.loader.log.set_end(w.log.pos());
+        Ok(Tree {
+            root: Ptr::Disk(crate::tree::DiskPtr { offset, hash: *d.hash(), kind: arbor_core::ChildKind::Node }),
+            ctx: self.ctx.clone(),
+        })
+    }
+
     fn write_commit(
         &self,
         w: &mut Writer,

@@ -122,6 +122,9 @@ pub enum Error {
     ForeignTree,
     /// A caller-supplied argument is invalid.
     InvalidArgument(String),
+    /// A snapshot file is damaged, cut short, of another version or inode shape, or does not
+    /// rebuild the commit it names.
+    Snapshot(crate::snapshot::SnapshotError),
 }
 
 impl std::fmt::Display for Error {
@@ -143,6 +146,7 @@ impl std::fmt::Display for Error {
             Error::NotADirectory => write!(f, "a commit's tree must be a directory"),
             Error::ForeignTree => write!(f, "tree belongs to another store"),
             Error::InvalidArgument(s) => write!(f, "invalid argument: {s}"),
+            Error::Snapshot(e) => write!(f, "snapshot: {e}"),
         }
     }
 }

@@ -20,6 +20,7 @@ pub mod error;
 pub mod io;
 pub mod path;
 pub mod proof;
+pub mod snapshot;
 pub mod tree;
 
 pub use arbor_core::{Hash, InodeConfig};

@@ -120,6 +120,21 @@ pub enum Error {
     NotADirectory,
     /// A tree from another store (or another store instance) was mixed into this one.
     ForeignTree,
+    /// The commit was dropped by a garbage collection that kept only newer history.
+    CommitDropped {
+        /// The commit asked for.
+        hash: Hash,
+        /// Offset of the oldest commit the collection kept.
+        kept_from: u64,
+    },
+    /// An object was dropped by garbage collection (a tree of a dropped commit, read or
+    /// reused after the collection).
+    ObjectDropped {
+        /// Global log offset of the object.
+        offset: u64,
+    },
+    /// A garbage collection is already running on this store.
+    GcRunning,
     /// A caller-supplied argument is invalid.
     InvalidArgument(String),
     /// A snapshot file is damaged, cut short, of another version or inode shape, or does not
@@ -145,6 +160,14 @@ impl std::fmt::Display for Error {
             Error::Poisoned => write!(f, "an earlier write failed; reopen the store"),
             Error::NotADirectory => write!(f, "a commit's tree must be a directory"),
             Error::ForeignTree => write!(f, "tree belongs to another store"),
+            Error::CommitDropped { hash, kept_from } => write!(
+                f,
+                "commit {hash} was removed by garbage collection (history is kept from log offset {kept_from})"
+            ),
+            Error::ObjectDropped { offset } => {
+                write!(f, "object at log offset {offset} was removed by garbage collection")
+            }
+            Error::GcRunning => write!(f, "a garbage collection is already running"),
             Error::InvalidArgument(s) => write!(f, "invalid argument: {s}"),
             Error::Snapshot(e) => write!(f, "snapshot: {e}"),
         }

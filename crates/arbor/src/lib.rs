@@ -31,4 +31,4 @@ pub use tree::{Depth, Kind, Order, Tree};
 pub(crate) mod pack;
 pub mod store;
 
-pub use store::{CommitInfo, Store};
+pub use store::{CommitInfo, GcHandle, GcMode, GcReport, Store};

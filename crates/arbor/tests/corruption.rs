@@ -385,7 +385,7 @@ fn unknown_format_versions_are_reported() {
     for read_only in [true, false] {
         let d = disk(&f);
         let r = Store::open_with(DIR, Config { fs: Arc::new(d), read_only, ..Config::default() });
-        assert!(matches!(r, Err(Error::UnsupportedVersion { found: 7, supported: 1, .. })), "control version: {r:?}");
+        assert!(matches!(r, Err(Error::UnsupportedVersion { found: 7, supported: 2, .. })), "control version: {r:?}");
     }
 }
 

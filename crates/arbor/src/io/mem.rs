@@ -695,6 +695,17 @@ impl File for MemFile {
         Ok(())
     }
 
+    fn punch_hole(&self, offset: u64, len: u64) -> io::Result<()> {
+        self.check_writable()?;
+        self.inner.begin_write()?;
+        let mut data = self.node.data.write();
+        let from = usize::try_from(offset).unwrap_or(usize::MAX).min(data.current.len());
+        let to = usize::try_from(offset.saturating_add(len)).unwrap_or(usize::MAX).min(data.current.len());
+        data.current[from..to].fill(0);
+        data.dirty_from = data.dirty_from.min(from);
+        Ok(())
+    }
+
     fn sync_data(&self) -> io::Result<()> {
         self.inner.sync_op(SyncKind::File, &self.path, || {
             let mut guard = self.node.data.write();

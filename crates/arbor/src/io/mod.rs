@@ -117,4 +117,12 @@ pub trait File: Send + Sync + std::fmt::Debug {
     fn drop_cache(&self) -> io::Result<()> {
         Ok(())
     }
+
+    /// Gives the space of `len` bytes at `offset` back to the file system; they read as
+    /// zeros afterwards and the length is unchanged. Fails with
+    /// [`io::ErrorKind::Unsupported`] where the file system cannot.
+    fn punch_hole(&self, offset: u64, len: u64) -> io::Result<()> {
+        let _ = (offset, len);
+        Err(io::Error::from(io::ErrorKind::Unsupported))
+    }
 }

@@ -146,6 +146,24 @@ impl File for OsFile {
         rustix::fs::fadvise(&self.file, 0, None, rustix::fs::Advice::DontNeed)?;
         Ok(())
     }
+
+    fn punch_hole(&self, offset: u64, len: u64) -> io::Result<()> {
+        #[cfg(any(target_os = "linux", target_os = "android"))]
+        {
+            use rustix::fs::FallocateFlags;
+            let flags = FallocateFlags::PUNCH_HOLE | FallocateFlags::KEEP_SIZE;
+            match rustix::fs::fallocate(&self.file, flags, offset, len) {
+                Ok(()) => Ok(()),
+                Err(rustix::io::Errno::OPNOTSUPP) => Err(io::Error::from(io::ErrorKind::Unsupported)),
+                Err(e) => Err(with_path(e.into(), "punch_hole", &self.path)),
+            }
+        }
+        #[cfg(not(any(target_os = "linux", target_os = "android")))]
+        {
+            let _ = (offset, len);
+            Err(io::Error::from(io::ErrorKind::Unsupported))
+        }
+    }
 }
 
 #[cfg(test)]

@@ -16,8 +16,8 @@ use crate::error::{io_err, Corruption, Error, Result};
 use crate::io::{FileSystem, OpenOptions};
 
 const MAGIC: &[u8; 8] = b"ARBORCTL";
-/// Version of the control file layout.
-pub(crate) const CONTROL_VERSION: u32 = 1;
+/// Version of the control file layout (2 added the GC state; version 1 files still open).
+pub(crate) const CONTROL_VERSION: u32 = 2;
 /// Name of the control file in the store directory.
 pub(crate) const CONTROL_FILE: &str = "control";
 
@@ -38,6 +38,19 @@ pub(crate) struct Control {
     pub last_commit: Option<(Hash, u64)>,
     /// Named heads as of `durable_end`.
     pub heads: Vec<(String, Hash, u64)>,
+    /// The last completed garbage collection, if any.
+    pub gc: Option<GcState>,
+}
+
+/// What the last completed garbage collection left: see `pack::prefix`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct GcState {
+    /// Generation of the prefix file holding the records kept below the floor.
+    pub generation: u64,
+    /// Offset of the oldest commit kept: records below it are in the prefix or dropped.
+    pub floor: u64,
+    /// Archive mode: records below the floor were moved to the lower layer, not dropped.
+    pub archive: bool,
 }
 
 impl Control {
@@ -64,6 +77,14 @@ impl Control {
             body.extend_from_slice(h.as_bytes());
             body.extend_from_slice(&o.to_le_bytes());
         }
+        match &self.gc {
+            None => body.push(0),
+            Some(g) => {
+                body.push(if g.archive { 2 } else { 1 });
+                body.extend_from_slice(&g.generation.to_le_bytes());
+                body.extend_from_slice(&g.floor.to_le_bytes());
+            }
+        }
         let mut out = Vec::with_capacity(body.len() + 20);
         out.extend_from_slice(MAGIC);
         out.extend_from_slice(&CONTROL_VERSION.to_le_bytes());
@@ -83,7 +104,7 @@ impl Control {
             return Err(corrupt(0, Corruption::BadMagic));
         }
         let version = u32::from_le_bytes(bytes[8..12].try_into().expect("4"));
-        if version != CONTROL_VERSION {
+        if version != CONTROL_VERSION && version != 1 {
             return Err(Error::UnsupportedVersion {
                 file: file.to_path_buf(),
                 found: version,
@@ -119,6 +140,11 @@ impl Control {
                 let name = std::str::from_utf8(r.bytes(l)?).map_err(|_| "head name")?.to_string();
                 heads.push((name, r.hash()?, r.u64_le()?));
             }
+            let gc = match if version == 1 { 0 } else { r.u8()? } {
+                0 => None,
+                m @ (1 | 2) => Some(GcState { archive: m == 2, generation: r.u64_le()?, floor: r.u64_le()? }),
+                _ => return Err("bad gc flag"),
+            };
             if !r.is_done() {
                 return Err("trailing bytes");
             }
@@ -126,7 +152,7 @@ impl Control {
                 return Err("inode configuration");
             }
             let inode = InodeConfig { entries, stable_hash };
-            Ok(Control { uid, generation, inode, durable_end, index_count, last_commit, heads })
+            Ok(Control { uid, generation, inode, durable_end, index_count, last_commit, heads, gc })
         };
         parse(&mut r).map_err(|what| corrupt(16, Corruption::BadEncoding(what)))
     }
@@ -173,6 +199,7 @@ mod tests {
             index_count: 3,
             last_commit: Some((Hash([9; 32]), 100)),
             heads: vec![("main".into(), Hash([1; 32]), 77)],
+            gc: Some(GcState { generation: 3, floor: 4096, archive: false }),
         };
         let bytes = c.encode();
         let p = Path::new("control");

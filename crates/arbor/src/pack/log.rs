@@ -4,12 +4,14 @@
 //! global offsets `[start, start + file length)`. The next chunk starts where the previous one
 //! ends, so offsets are global and never reused. Records never span two chunks.
 
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use parking_lot::RwLock;
 
+use super::prefix::Prefix;
 use super::record::{parse_frame, FrameError};
 use crate::error::{io_err, Corruption, Error, Result};
 use crate::io::{File, FileSystem, OpenOptions};
@@ -22,6 +24,10 @@ pub(crate) const CHUNK_MAGIC: &[u8; 8] = b"ARBORPK\x01";
 pub(crate) const FORMAT_VERSION: u32 = 1;
 /// How many bytes a record read asks for first; most records are smaller.
 const FIRST_READ: usize = 512;
+/// Bytes read at a time by sequential scans.
+const SCAN_BLOCK: usize = 1 << 20;
+/// Subdirectory of `pack/` holding the lower layer of an archive store.
+pub(crate) const LOWER_DIR: &str = "lower";
 
 /// One chunk file.
 #[derive(Debug)]
@@ -39,10 +45,36 @@ pub(crate) struct Log {
     pub uid: u64,
     chunks: RwLock<Vec<Arc<Chunk>>>,
     end: AtomicU64,
+    gc: RwLock<Arc<GcView>>,
 }
 
 fn chunk_name(start: u64) -> String {
     format!("{start:020}.chunk")
+}
+
+/// Checks a chunk header whose checksum is good; returns the chunk's start offset.
+fn check_header(h: &[u8; CHUNK_HEADER_LEN as usize], name: &str, uid: u64, path: &Path) -> Result<u64> {
+    if &h[..8] != CHUNK_MAGIC {
+        return Err(Error::Corrupt { file: path.to_path_buf(), offset: 0, kind: Corruption::BadMagic });
+    }
+    let version = u32::from_le_bytes(h[8..12].try_into().expect("4"));
+    if version != FORMAT_VERSION {
+        return Err(Error::UnsupportedVersion { file: path.to_path_buf(), found: version, supported: FORMAT_VERSION });
+    }
+    let start = u64::from_le_bytes(h[12..20].try_into().expect("8"));
+    let chunk_uid = u64::from_le_bytes(h[20..28].try_into().expect("8"));
+    if uid != 0 && chunk_uid != uid {
+        let kind = Corruption::BadEncoding("chunk belongs to another store");
+        return Err(Error::Corrupt { file: path.to_path_buf(), offset: 20, kind });
+    }
+    if chunk_name(start) != name {
+        return Err(Error::Corrupt {
+            file: path.to_path_buf(),
+            offset: 12,
+            kind: Corruption::BadEncoding("chunk start"),
+        });
+    }
+    Ok(start)
 }
 
 fn header_bytes(start: u64, uid: u64) -> [u8; CHUNK_HEADER_LEN as usize] {
@@ -64,6 +96,27 @@ impl Log {
         let mut chunks = Vec::new();
         if writable {
             fs.create_dir_all(dir).map_err(io_err("creating", dir))?;
+        }
+        // The lower layer of an archive store: complete chunks a GC moved out of the way.
+        let lower = dir.join(LOWER_DIR);
+        if fs.exists(&lower) {
+            for name in fs.list(&lower).map_err(io_err("listing", &lower))?.iter().filter(|n| n.ends_with(".chunk")) {
+                let path = lower.join(name);
+                let file = fs.open(&path, OpenOptions::default()).map_err(io_err("opening", &path))?;
+                let mut h = [0u8; CHUNK_HEADER_LEN as usize];
+                file.read_exact_at(&mut h, 0).map_err(io_err("reading", &path))?;
+                let stored = u32::from_le_bytes(h[28..].try_into().expect("4"));
+                let computed = crc32c::crc32c(&h[..28]);
+                if stored != computed {
+                    return Err(Error::Corrupt {
+                        file: path,
+                        offset: 0,
+                        kind: Corruption::Checksum { stored, computed },
+                    });
+                }
+                let start = check_header(&h, name, uid, &path)?;
+                chunks.push(Arc::new(Chunk { start, file, path }));
+            }
         }
         let names = if fs.exists(dir) { fs.list(dir).map_err(io_err("listing", dir))? } else { Vec::new() };
         let opts = OpenOptions { create: false, write: writable, truncate: false };
@@ -95,25 +148,18 @@ impl Log {
                 }
                 return Err(Error::Corrupt { file: path, offset: 0, kind: Corruption::BadMagic });
             }
-            if &h[..8] != CHUNK_MAGIC {
-                return Err(Error::Corrupt { file: path, offset: 0, kind: Corruption::BadMagic });
-            }
-            let version = u32::from_le_bytes(h[8..12].try_into().expect("4"));
-            if version != FORMAT_VERSION {
-                return Err(Error::UnsupportedVersion { file: path, found: version, supported: FORMAT_VERSION });
-            }
-            let start = u64::from_le_bytes(h[12..20].try_into().expect("8"));
-            let chunk_uid = u64::from_le_bytes(h[20..28].try_into().expect("8"));
-            if uid != 0 && chunk_uid != uid {
-                let kind = Corruption::BadEncoding("chunk belongs to another store");
-                return Err(Error::Corrupt { file: path, offset: 20, kind });
-            }
-            if chunk_name(start) != *name {
-                return Err(Error::Corrupt { file: path, offset: 12, kind: Corruption::BadEncoding("chunk start") });
-            }
+            let start = check_header(&h, name, uid, &path)?;
             chunks.push(Arc::new(Chunk { start, file, path }));
         }
-        let log = Log { fs, dir: dir.to_path_buf(), uid, chunks: RwLock::new(chunks), end: AtomicU64::new(0) };
+        chunks.sort_by_key(|c| c.start);
+        let log = Log {
+            fs,
+            dir: dir.to_path_buf(),
+            uid,
+            chunks: RwLock::new(chunks),
+            end: AtomicU64::new(0),
+            gc: RwLock::new(Arc::new(GcView::default())),
+        };
         if writable && log.chunks.read().is_empty() {
             log.new_chunk(0)?;
         }
@@ -202,39 +248,178 @@ impl Log {
 
     /// Reads the record at global `offset`: its kind and body.
     pub fn read(&self, offset: u64) -> Result<(u8, Vec<u8>)> {
+        let (k, mut raw, body) = self.read_raw(offset)?;
+        raw.truncate(body.end);
+        raw.drain(..body.start);
+        Ok((k, raw))
+    }
+
+    /// Reads the record at global `offset`: its kind, its raw frame bytes and where the body
+    /// lies in them. Below the GC floor the record comes from the prefix, or from the lower
+    /// layer in archive mode.
+    pub fn read_raw(&self, offset: u64) -> Result<RawRecord> {
+        {
+            let gc = self.gc.read();
+            if offset < gc.floor {
+                if let Some(r) = gc.prefix.as_ref().and_then(|p| p.read_raw(offset)) {
+                    return r;
+                }
+                if !gc.archive {
+                    return Err(Error::ObjectDropped { offset });
+                }
+            }
+        }
         let Some((chunk, limit)) = self.locate(offset) else {
             return Err(self.dangling(offset));
         };
         if offset < chunk.start + CHUNK_HEADER_LEN || offset >= limit {
             return Err(self.dangling(offset));
         }
-        let avail = (limit - offset) as usize;
-        let at = offset - chunk.start;
-        let corrupt = |kind| Error::Corrupt { file: chunk.path.clone(), offset: at, kind };
-        let mut buf = vec![0u8; FIRST_READ.min(avail)];
-        chunk.file.read_exact_at(&mut buf, at).map_err(io_err("reading", &chunk.path))?;
-        let frame = match parse_frame(&buf) {
-            Ok(f) => f,
-            Err(FrameError::NeedMore(n)) if n <= avail => {
-                let have = buf.len();
-                buf.resize(n, 0);
-                chunk.file.read_exact_at(&mut buf[have..], at + have as u64).map_err(io_err("reading", &chunk.path))?;
-                match parse_frame(&buf) {
-                    Ok(f) => f,
-                    Err(e) => return Err(corrupt(frame_corruption(e))),
+        read_frame(chunk.file.as_ref(), &chunk.path, offset - chunk.start, limit - offset)
+    }
+
+    /// The GC state readers route by.
+    pub fn gc_view(&self) -> Arc<GcView> {
+        self.gc.read().clone()
+    }
+
+    /// Installs a new GC state (after its control file is durable).
+    pub fn set_gc_view(&self, view: GcView) {
+        *self.gc.write() = Arc::new(view);
+    }
+
+    /// Calls `f(offset, kind, body)` for every complete record in `[from, to)`, in order;
+    /// `from` must be a record start at or above the GC floor.
+    pub fn for_each_record(&self, from: u64, to: u64, f: &mut RecordVisitor<'_>) -> Result<()> {
+        let mut pos = from;
+        for (i, chunk) in self.chunks().iter().enumerate() {
+            let chunk_end = self.chunks().get(i + 1).map_or(to, |n| n.start.min(to));
+            if chunk_end <= pos {
+                continue;
+            }
+            pos = pos.max(chunk.start + CHUNK_HEADER_LEN);
+            let mut buf: Vec<u8> = Vec::new();
+            let mut buf_at = pos;
+            while pos < chunk_end {
+                let rel = (pos - buf_at) as usize;
+                let frame = match parse_frame(&buf[rel..]) {
+                    Ok(fr) => fr,
+                    Err(FrameError::NeedMore(n)) => {
+                        let avail = (chunk_end - pos) as usize;
+                        if n > avail || buf.len() - rel >= avail {
+                            let kind = Corruption::Truncated;
+                            return Err(Error::Corrupt { file: chunk.path.clone(), offset: pos - chunk.start, kind });
+                        }
+                        buf.drain(..rel);
+                        buf_at = pos;
+                        let old = buf.len();
+                        let want = n.max(SCAN_BLOCK).min(avail) - old;
+                        buf.resize(old + want, 0);
+                        let at = pos - chunk.start + old as u64;
+                        chunk.file.read_exact_at(&mut buf[old..], at).map_err(io_err("reading", &chunk.path))?;
+                        continue;
+                    }
+                    Err(e) => {
+                        let kind = frame_corruption(e);
+                        return Err(Error::Corrupt { file: chunk.path.clone(), offset: pos - chunk.start, kind });
+                    }
+                };
+                f(pos, frame.kind, &buf[rel + frame.body_start..rel + frame.body_start + frame.body_len])?;
+                pos += frame.total as u64;
+            }
+        }
+        Ok(())
+    }
+
+    /// Gives back the space of chunks below `floor` after a GC made them unneeded: removes
+    /// chunk files wholly below it (or, in archive mode, moves them to the lower layer) and
+    /// punches out the dead start of the chunk holding it. Idempotent, so an open can finish
+    /// the work of a GC that crashed after its control file was written. Returns bytes freed.
+    pub fn release_below(&self, floor: u64, archive: bool) -> Result<u64> {
+        let mut freed = 0;
+        let mut chunks = self.chunks.write();
+        let lower = self.dir.join(LOWER_DIR);
+        let mut i = 0;
+        while i + 1 < chunks.len() && chunks[i + 1].start <= floor {
+            let c = chunks[i].clone();
+            if archive {
+                if c.path.parent() != Some(lower.as_path()) {
+                    self.fs.create_dir_all(&lower).map_err(io_err("creating", &lower))?;
+                    let to = lower.join(chunk_name(c.start));
+                    self.fs.rename(&c.path, &to).map_err(io_err("moving to the lower layer", &c.path))?;
+                    self.fs.sync_dir(&lower).map_err(io_err("syncing", &lower))?;
+                    chunks[i] = Arc::new(Chunk { start: c.start, file: c.file.clone(), path: to });
+                }
+                i += 1;
+            } else {
+                freed += c.file.len().map_err(io_err("reading the length of", &c.path))?;
+                self.fs.remove_file(&c.path).map_err(io_err("removing", &c.path))?;
+                chunks.remove(i);
+            }
+        }
+        self.fs.sync_dir(&self.dir).map_err(io_err("syncing", &self.dir))?;
+        if !archive {
+            if let Some(c) = chunks.iter().find(|c| c.start <= floor && floor > c.start + CHUNK_HEADER_LEN) {
+                let from = CHUNK_HEADER_LEN;
+                let len = floor - c.start - CHUNK_HEADER_LEN;
+                match c.file.punch_hole(from, len) {
+                    Ok(()) => freed += len,
+                    // Not every file system can; the space then comes back when the chunk goes.
+                    Err(e) if e.kind() == std::io::ErrorKind::Unsupported => {}
+                    Err(e) => return Err(io_err("punching a hole in", &c.path)(e)),
                 }
             }
-            Err(e) => return Err(corrupt(frame_corruption(e))),
-        };
-        buf.truncate(frame.body_start + frame.body_len);
-        buf.drain(..frame.body_start);
-        Ok((frame.kind, buf))
+        }
+        Ok(freed)
+    }
+
+    /// The error for a record at global `offset` whose body does not decode.
+    pub fn corrupt_at(&self, offset: u64, what: &'static str) -> Error {
+        Error::Corrupt { file: self.dir.clone(), offset, kind: Corruption::BadEncoding(what) }
     }
 
     /// The error for a pointer outside the data.
     pub fn dangling(&self, offset: u64) -> Error {
         Error::Corrupt { file: self.dir.clone(), offset, kind: Corruption::DanglingOffset(offset) }
     }
+}
+
+/// Reads the frame at position `at` of `file`, of which `avail` bytes may be read: its kind,
+/// its raw bytes, and where its body lies in them.
+pub(crate) fn read_frame(file: &dyn File, path: &Path, at: u64, avail: u64) -> Result<RawRecord> {
+    let avail = usize::try_from(avail).unwrap_or(usize::MAX);
+    let corrupt = |kind| Error::Corrupt { file: path.to_path_buf(), offset: at, kind };
+    let mut buf = vec![0u8; FIRST_READ.min(avail)];
+    file.read_exact_at(&mut buf, at).map_err(io_err("reading", path))?;
+    let frame = match parse_frame(&buf) {
+        Ok(f) => f,
+        Err(FrameError::NeedMore(n)) if n <= avail => {
+            let have = buf.len();
+            buf.resize(n, 0);
+            file.read_exact_at(&mut buf[have..], at + have as u64).map_err(io_err("reading", path))?;
+            parse_frame(&buf).map_err(|e| corrupt(frame_corruption(e)))?
+        }
+        Err(e) => return Err(corrupt(frame_corruption(e))),
+    };
+    buf.truncate(frame.total);
+    Ok((frame.kind, buf, frame.body_start..frame.body_start + frame.body_len))
+}
+
+/// A record read whole: its kind, its frame bytes, and where its body lies in them.
+pub(crate) type RawRecord = (u8, Vec<u8>, Range<usize>);
+
+/// Called with each record's offset, kind and body by [`Log::for_each_record`].
+pub(crate) type RecordVisitor<'a> = dyn FnMut(u64, u8, &[u8]) -> Result<()> + 'a;
+
+/// What garbage collection has done to the log, as readers route by it.
+#[derive(Debug, Default)]
+pub(crate) struct GcView {
+    /// Records below this offset are in the prefix, in the lower layer (archive mode), or gone.
+    pub floor: u64,
+    /// The records a GC kept below the floor.
+    pub prefix: Option<Arc<Prefix>>,
+    /// Archive mode: chunks below the floor were moved to the lower layer, not removed.
+    pub archive: bool,
 }
 
 /// The corruption a frame error means once no more bytes can come.

@@ -2,4 +2,6 @@
 
 pub(crate) mod control;
 pub(crate) mod log;
+pub(crate) mod prefix;
 pub(crate) mod record;
+pub(crate) mod refs;

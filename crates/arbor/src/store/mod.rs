@@ -2,6 +2,7 @@
 //! `checkout` / `commit`).
 
 mod check;
+mod gc;
 mod index;
 mod load;
 mod open;
@@ -18,6 +19,7 @@ use arbor_core::{commit_hash, Hash};
 use parking_lot::{Mutex, RwLock};
 
 pub use check::{FsckReport, StoreStats};
+pub use gc::{GcHandle, GcMode, GcReport};
 pub use write::WriteStats;
 
 use crate::config::{Config, Durability};
@@ -72,6 +74,10 @@ pub(crate) struct Shared {
     heads: RwLock<BTreeMap<String, (Hash, u64)>>,
     writer: Mutex<Option<Writer>>,
     poisoned: AtomicBool,
+    /// The last completed garbage collection, as the control file records it.
+    gc_state: Mutex<Option<crate::pack::control::GcState>>,
+    /// A garbage collection is running.
+    gc_running: AtomicBool,
     _lock: Option<Box<dyn LockGuard>>,
 }
 
@@ -109,13 +115,19 @@ impl Store {
         Tree { root: Ptr::Dir(Arc::new(crate::tree::Dir::empty())), ctx: self.ctx.clone() }
     }
 
-    /// True if `hash` names a commit of this store (Tezos `Context.exists`).
+    /// True if `hash` names a commit of this store that can be checked out (Tezos
+    /// `Context.exists`); false for one dropped by garbage collection.
     pub fn contains(&self, hash: &Hash) -> bool {
-        self.shared.commits.read().contains_key(hash)
+        self.commit_offset(hash).is_ok()
     }
 
     fn commit_offset(&self, hash: &Hash) -> Result<u64> {
-        self.shared.commits.read().get(hash).copied().ok_or(Error::UnknownCommit(*hash))
+        let offset = self.shared.commits.read().get(hash).copied().ok_or(Error::UnknownCommit(*hash))?;
+        let gc = self.shared.loader.log.gc_view();
+        if offset < gc.floor && !gc.archive {
+            return Err(Error::CommitDropped { hash: *hash, kept_from: gc.floor });
+        }
+        Ok(offset)
     }
 
     fn read_commit(&self, offset: u64) -> Result<CommitBody> {
@@ -231,6 +243,7 @@ impl Store {
             uid: sh.loader.uid,
             inline_max: sh.config.inline_max,
             stats: WriteStats::default(),
+            gc: sh.loader.log.gc_view(),
         };
         // Flushed and published so the returned tree can be read back before any commit.
         let result = p.dir(&d).and_then(|o| w.log.flush().map(|_| o));
@@ -264,10 +277,11 @@ impl Store {
             uid: sh.loader.uid,
             inline_max: sh.config.inline_max,
             stats: WriteStats::default(),
+            gc: sh.loader.log.gc_view(),
         };
         let root = match &tree.root {
             Ptr::Dir(d) => p.dir(d)?,
-            Ptr::Disk(d) if d.kind == arbor_core::ChildKind::Node => d.offset,
+            Ptr::Disk(d) if d.kind == arbor_core::ChildKind::Node => p.kept(d.offset)?,
             _ => unreachable!("checked to be a directory before writing"),
         };
         let stats = p.stats;
@@ -423,6 +437,7 @@ impl Store {
             return Ok(0);
         }
         let log = &self.shared.loader.log;
+        self.refresh_gc()?;
         log.reload_chunks()?;
         let found = recover::scan(log, log.end(), false)?;
         // Readers must be able to read a commit's objects before they can find the commit.
@@ -447,6 +462,25 @@ impl Store {
         Ok(found.commits.len())
     }
 
+    /// Picks up a garbage collection the writer finished since this handle looked.
+    fn refresh_gc(&self) -> Result<()> {
+        let sh = &self.shared;
+        let Some(control) = Control::read(sh.config.fs.as_ref(), &sh.dir)? else { return Ok(()) };
+        let Some(g) = control.gc.filter(|g| Some(*g) != *sh.gc_state.lock()) else { return Ok(()) };
+        let log = &sh.loader.log;
+        let prefix = crate::pack::prefix::Prefix::open(sh.config.fs.as_ref(), &log.dir, log.uid, g.generation)?;
+        log.set_gc_view(crate::pack::log::GcView {
+            floor: g.floor,
+            prefix: Some(Arc::new(prefix)),
+            archive: g.archive,
+        });
+        *sh.gc_state.lock() = Some(g);
+        if !g.archive {
+            sh.order.write().retain(|(_, o)| *o >= g.floor);
+        }
+        Ok(())
+    }
+
     /// Bytes of the log (all chunk files).
     pub fn log_bytes(&self) -> u64 {
         self.shared.loader.log.end()
@@ -468,6 +502,7 @@ impl Shared {
             index_count,
             last_commit: sh.order.read().last().copied(),
             heads: sh.heads.read().iter().map(|(n, (h, o))| (n.clone(), *h, *o)).collect(),
+            gc: *sh.gc_state.lock(),
         };
         control.write(sh.config.fs.as_ref(), &sh.dir)?;
         crash_point("control:after-write");
@@ -534,3 +569,6 @@ pub const CRASH_POINTS: &[&str] = &[
     "control:after-index-sync",
     "control:after-write",
 ];
+
+/// The names of the crash points of a garbage collection, in order.
+pub const GC_CRASH_POINTS: &[&str] = &["gc:after-prefix", "gc:after-control", "gc:after-release"];

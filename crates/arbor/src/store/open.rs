@@ -16,7 +16,8 @@ use super::{Shared, Store, Writer};
 use crate::config::Config;
 use crate::error::{io_err, Error, Result};
 use crate::pack::control::Control;
-use crate::pack::log::{Log, LogWriter, CHUNK_HEADER_LEN};
+use crate::pack::log::{GcView, Log, LogWriter, CHUNK_HEADER_LEN};
+use crate::pack::prefix::{parse_prefix_name, Prefix};
 use crate::tree::Ctx;
 
 /// Name of the lock file a writer holds.
@@ -93,6 +94,7 @@ pub(super) fn open(dir: &Path, config: Config) -> Result<Store> {
                 index_count: 0,
                 last_commit: None,
                 heads: Vec::new(),
+                gc: None,
             }
         }
     };
@@ -103,6 +105,26 @@ pub(super) fn open(dir: &Path, config: Config) -> Result<Store> {
         )));
     }
     let log = Log::open(fs.clone(), &dir.join("pack"), control.uid, writable)?;
+    if let Some(g) = control.gc {
+        let prefix = Prefix::open(fs.as_ref(), &log.dir, control.uid, g.generation)?;
+        if prefix.floor != g.floor {
+            let kind = crate::error::Corruption::BadEncoding("prefix floor differs from the control file's");
+            return Err(Error::Corrupt { file: prefix.path.clone(), offset: 0, kind });
+        }
+        if writable {
+            // A collection that crashed after its switch left space to give back.
+            super::gc::finish_release(&log, fs.as_ref(), g.generation, g.floor, g.archive)?;
+        }
+        log.set_gc_view(GcView { floor: g.floor, prefix: Some(Arc::new(prefix)), archive: g.archive });
+    } else if writable {
+        // A first collection that crashed before its switch left a prefix nobody names.
+        for name in fs.list(&log.dir).map_err(io_err("listing", &log.dir))? {
+            if parse_prefix_name(&name).is_some() {
+                let path = log.dir.join(&name);
+                fs.remove_file(&path).map_err(io_err("removing", &path))?;
+            }
+        }
+    }
     let start = match log.chunks().first() {
         Some(c) if control.durable_end == 0 => c.start + CHUNK_HEADER_LEN,
         Some(_) => control.durable_end,
@@ -144,6 +166,11 @@ pub(super) fn open(dir: &Path, config: Config) -> Result<Store> {
     };
     order.extend(found.commits.iter().copied());
     let commits = order.iter().copied().collect();
+    // Dropped commits stay in the map (checking one out names the collection as the
+    // reason) but not in the history.
+    if let Some(g) = control.gc.filter(|g| !g.archive) {
+        order.retain(|(_, o)| *o >= g.floor);
+    }
     // Nodes remember where this instance wrote them; a new instance (after a crash, say)
     // must not trust those offsets, so the id is new at every open.
     let instance = next_instance();
@@ -163,6 +190,8 @@ pub(super) fn open(dir: &Path, config: Config) -> Result<Store> {
         heads: RwLock::new(heads),
         writer: Mutex::new(writer),
         poisoned: AtomicBool::new(false),
+        gc_state: Mutex::new(control.gc),
+        gc_running: AtomicBool::new(false),
         _lock: lock,
     };
     let store = Store { shared: Arc::new(shared), ctx };

@@ -4,7 +4,7 @@ use arbor_core::{ChildKind, Hash};
 
 use super::load::Loader;
 use crate::error::Result;
-use crate::pack::log::LogWriter;
+use crate::pack::log::{GcView, LogWriter};
 use crate::pack::record::{kind, put_entry, ChildRef};
 use crate::tree::{Dir, DirBody, DiskPtr, Entry, IPtr, Inode, InodeBody, Persisted, Ptr};
 use arbor_core::leb128;
@@ -37,11 +37,23 @@ pub(crate) struct Persister<'a> {
     pub uid: u64,
     pub inline_max: usize,
     pub stats: WriteStats,
+    /// What garbage collection dropped: nodes must not be written pointing there.
+    pub gc: std::sync::Arc<GcView>,
 }
 
 impl Persister<'_> {
-    fn mine(&self, p: Option<&Persisted>) -> Option<u64> {
-        p.filter(|p| p.store == self.uid).map(|p| p.offset)
+    fn mine(&self, p: Option<&Persisted>) -> Result<Option<u64>> {
+        p.filter(|p| p.store == self.uid).map(|p| self.kept(p.offset)).transpose()
+    }
+
+    /// `offset`, if the record there survived garbage collection. A tree of a dropped commit
+    /// held across a collection would otherwise be committed pointing at nothing.
+    pub fn kept(&self, offset: u64) -> Result<u64> {
+        let gc = &self.gc;
+        if offset < gc.floor && !gc.archive && !gc.prefix.as_ref().is_some_and(|p| p.contains(offset)) {
+            return Err(crate::error::Error::ObjectDropped { offset });
+        }
+        Ok(offset)
     }
 
     fn child<'p>(&mut self, ptr: &'p Ptr) -> Result<Written<'p>> {
@@ -51,7 +63,7 @@ impl Persister<'_> {
                     self.stats.inlined += 1;
                     return Ok(Written::Inline(&v.bytes));
                 }
-                let offset = match self.mine(v.disk.get()) {
+                let offset = match self.mine(v.disk.get())? {
                     Some(o) => o,
                     None => {
                         let o = self.w.append(kind::CONTENTS, &v.bytes)?;
@@ -64,13 +76,13 @@ impl Persister<'_> {
                 Ok(Written::At { offset, hash: *v.hash(), kind: ChildKind::Contents })
             }
             Ptr::Dir(d) => Ok(Written::At { offset: self.dir(d)?, hash: *d.hash(), kind: ChildKind::Node }),
-            Ptr::Disk(d) => Ok(Written::At { offset: d.offset, hash: d.hash, kind: d.kind }),
+            Ptr::Disk(d) => Ok(Written::At { offset: self.kept(d.offset)?, hash: d.hash, kind: d.kind }),
         }
     }
 
     /// Writes `d` (if not yet in this store) and returns its offset.
     pub fn dir(&mut self, d: &Dir) -> Result<u64> {
-        if let Some(o) = self.mine(d.persisted().as_ref()) {
+        if let Some(o) = self.mine(d.persisted().as_ref())? {
             return Ok(o);
         }
         let uid = self.uid;
@@ -125,7 +137,7 @@ impl Persister<'_> {
     /// Writes an inode (if not yet in this store); returns its offset and, when it was
     /// written now, its decoded form for the cache.
     fn inode_offset(&mut self, i: &Inode) -> Result<u64> {
-        if let Some(o) = self.mine(i.disk.get()) {
+        if let Some(o) = self.mine(i.disk.get())? {
             return Ok(o);
         }
         let (offset, cached) = self.inode(i)?;
@@ -148,7 +160,7 @@ impl Persister<'_> {
                     match s {
                         IPtr::Empty => {}
                         IPtr::Mem(sub) => children.push((n, self.inode_offset(sub)?, *sub.hash())),
-                        IPtr::Disk { offset, hash } => children.push((n, *offset, *hash)),
+                        IPtr::Disk { offset, hash } => children.push((n, self.kept(*offset)?, *hash)),
                     }
                 }
                 let mut cached = vec![IPtr::Empty; slots.len()];

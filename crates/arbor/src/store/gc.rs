@@ -1,0 +1,314 @@
+//! Garbage collection: keep the history from one commit on, drop (or, in archive mode, move to
+//! the lower layer) everything older, while the writer keeps committing.
+//!
+//! The log's offsets are global and never change, so nothing is rewritten: the records below
+//! the kept commit (the *floor*) that are still reachable are copied verbatim into a new
+//! prefix file, the control file switches to it, and the chunks below the floor are given
+//! back to the file system. See docs/FORMAT.md, section 15, for the crash analysis.
+//!
+//! What is reachable below the floor: the tree of the kept commit, and anything a record at
+//! or above the floor points at (the writer may reuse any node it still holds, so the log
+//! written since is scanned rather than trusted to descend from the kept commit). The scan
+//! catches up with the writer in rounds; the last round, under the writer lock, sees only
+//! what was committed while the previous round ran.
+
+use std::collections::HashSet;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use arbor_core::Hash;
+
+use super::{crash_point, Store};
+use crate::error::{Error, Result};
+use crate::pack::control::GcState;
+use crate::pack::log::{GcView, Log};
+use crate::pack::prefix::{prefix_name, PrefixWriter};
+use crate::pack::refs::children;
+
+/// What happens to history below the kept commit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum GcMode {
+    /// Rolling or full node: older commits and everything only they reach are dropped, and
+    /// their space is given back to the file system.
+    #[default]
+    Drop,
+    /// Archive node: nothing is dropped; the chunks below the kept commit move to the
+    /// read-only lower layer (`pack/lower/`), and the live state is copied, compact and in
+    /// tree order, into the prefix.
+    Archive,
+}
+
+/// What a garbage collection did.
+#[derive(Debug, Clone, Default)]
+pub struct GcReport {
+    /// The oldest commit kept.
+    pub kept_from: Option<Hash>,
+    /// Its offset: the new floor of the log.
+    pub floor: u64,
+    /// Records kept below the floor (copied into the prefix).
+    pub objects_kept: u64,
+    /// Bytes of those records.
+    pub bytes_kept: u64,
+    /// Bytes given back to the file system (chunks removed, holes punched, old prefix).
+    pub bytes_freed: u64,
+    /// Commits that can no longer be checked out.
+    pub commits_dropped: u64,
+    /// Log bytes scanned above the floor for pointers below it.
+    pub bytes_scanned: u64,
+    /// Time spent finding and copying what is kept.
+    pub copy_time: Duration,
+    /// Time the writer was held: the final catch-up scan and the control file switch.
+    pub writer_pause: Duration,
+    /// Time from start to finish.
+    pub total_time: Duration,
+}
+
+/// A garbage collection running on its own thread.
+#[derive(Debug)]
+pub struct GcHandle {
+    thread: Option<JoinHandle<Result<GcReport>>>,
+}
+
+impl GcHandle {
+    /// True once the collection has finished (successfully or not).
+    pub fn is_finished(&self) -> bool {
+        self.thread.as_ref().is_none_or(|t| t.is_finished())
+    }
+
+    /// Waits for the collection and returns what it did.
+    pub fn wait(mut self) -> Result<GcReport> {
+        let t = self.thread.take().expect("joined once");
+        t.join().unwrap_or_else(|_| Err(Error::InvalidArgument("the garbage collection thread panicked".into())))
+    }
+}
+
+impl Drop for GcHandle {
+    fn drop(&mut self) {
+        // A store must not be left with a collection nobody waits for half-way: finish it.
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Catch-up rounds without the writer lock; after them the rest is scanned under it.
+const CATCH_UP_ROUNDS: usize = 4;
+/// A catch-up round that finds less than this much new log stops the rounds.
+const CATCH_UP_BYTES: u64 = 4 << 20;
+
+impl Store {
+    /// Starts a garbage collection in the background keeping `keep_from` and everything
+    /// committed after it. Blocks keep committing meanwhile; the writer is held only for
+    /// the final switch. One collection runs at a time ([`Error::GcRunning`]).
+    pub fn gc(&self, keep_from: &Hash, mode: GcMode) -> Result<GcHandle> {
+        self.gc_begin()?;
+        let store = self.clone();
+        let hash = *keep_from;
+        let thread = std::thread::Builder::new()
+            .name("arbor-gc".into())
+            .spawn(move || {
+                let r = store.run_gc(&hash, mode);
+                store.shared.gc_running.store(false, Ordering::Release);
+                r
+            })
+            .map_err(|e| crate::error::io_err("starting the gc thread", self.dir())(e))?;
+        Ok(GcHandle { thread: Some(thread) })
+    }
+
+    /// Runs a garbage collection on the calling thread (see [`Store::gc`]).
+    pub fn gc_blocking(&self, keep_from: &Hash, mode: GcMode) -> Result<GcReport> {
+        self.gc_begin()?;
+        let r = self.run_gc(keep_from, mode);
+        self.shared.gc_running.store(false, Ordering::Release);
+        r
+    }
+
+    /// The commit `n - 1` first-parent steps back from `from` (the `n`-th newest of its
+    /// chain), or the oldest one in the store if the chain is shorter.
+    pub fn nth_ancestor(&self, from: &Hash, n: u64) -> Result<Hash> {
+        let mut at = *from;
+        for _ in 1..n.max(1) {
+            match self.commit_info(&at)?.parents.first() {
+                Some(p) if self.contains(p) && self.commit_offset(p).is_ok_and(|o| o >= self.floor()) => at = *p,
+                _ => break,
+            }
+        }
+        Ok(at)
+    }
+
+    /// Offset below which the last collection dropped or moved history (0 if none ran).
+    fn floor(&self) -> u64 {
+        self.shared.loader.log.gc_view().floor
+    }
+
+    fn gc_begin(&self) -> Result<()> {
+        if self.shared.writer.lock().is_none() {
+            return Err(Error::ReadOnly);
+        }
+        if self.shared.gc_running.swap(true, Ordering::AcqRel) {
+            return Err(Error::GcRunning);
+        }
+        Ok(())
+    }
+
+    fn run_gc(&self, keep_from: &Hash, mode: GcMode) -> Result<GcReport> {
+        let started = Instant::now();
+        let sh = &self.shared;
+        let log = &sh.loader.log;
+        let floor = self.commit_offset(keep_from)?;
+        let old = log.gc_view();
+        let mut report = GcReport { kept_from: Some(*keep_from), floor, ..GcReport::default() };
+        if floor < old.floor {
+            return Err(Error::CommitDropped { hash: *keep_from, kept_from: old.floor });
+        }
+        if floor == old.floor {
+            report.floor = old.floor;
+            report.total_time = started.elapsed();
+            return Ok(report);
+        }
+        let generation = sh.gc_state.lock().map_or(1, |g| g.generation + 1);
+        let pack = log.dir.clone();
+        let fs = sh.config.fs.clone();
+        let mut out = PrefixWriter::create(fs.as_ref(), &pack, log.uid, generation)?;
+        let mut marker = Marker { log, floor, seen: HashSet::new(), stack: Vec::new(), bytes: 0, refs: Vec::new() };
+
+        // Rounds without the lock: everything at and above the floor written so far.
+        let mut scanned = floor;
+        for _ in 0..CATCH_UP_ROUNDS {
+            let end = log.end();
+            marker.scan(scanned, end, &mut out)?;
+            report.bytes_scanned += end - scanned;
+            let small = end - scanned < CATCH_UP_BYTES;
+            scanned = end;
+            if small {
+                break;
+            }
+        }
+        out.finish(fs.as_ref(), &pack, floor)?;
+        crash_point("gc:after-prefix");
+        report.copy_time = started.elapsed();
+
+        // The switch, under the writer lock: the last records, then the control file.
+        let mut guard = sh.writer.lock();
+        let paused = Instant::now();
+        let w = guard.as_mut().ok_or(Error::ReadOnly)?;
+        if sh.poisoned.load(Ordering::Acquire) {
+            return Err(Error::Poisoned);
+        }
+        let end = log.end();
+        let before = out.len();
+        marker.scan(scanned, end, &mut out)?;
+        report.bytes_scanned += end - scanned;
+        if out.len() != before {
+            // The writer reused old nodes just now (rare): write the map again.
+            out.finish(fs.as_ref(), &pack, floor)?;
+        }
+        let prefix = out.into_prefix(floor);
+        report.objects_kept = prefix.len() as u64;
+        report.bytes_kept = prefix.record_bytes();
+        let archive = mode == GcMode::Archive;
+        let previous = *sh.gc_state.lock();
+        *sh.gc_state.lock() = Some(GcState { generation, floor, archive });
+        if let Err(e) = sh.write_control(w) {
+            // The old control file may or may not have been replaced: only a reopen knows.
+            *sh.gc_state.lock() = previous;
+            sh.poisoned.store(true, Ordering::Release);
+            return Err(e);
+        }
+        crash_point("gc:after-control");
+        log.set_gc_view(GcView { floor, prefix: Some(Arc::new(prefix)), archive });
+        if !archive {
+            let mut order = sh.order.write();
+            let before = order.len();
+            order.retain(|(_, o)| *o >= floor);
+            report.commits_dropped = (before - order.len()) as u64;
+        }
+        drop(guard);
+        report.writer_pause = paused.elapsed();
+
+        // Giving space back needs no lock: nothing reads below the floor from chunks now.
+        report.bytes_freed = finish_release(log, fs.as_ref(), generation, floor, archive)?;
+        crash_point("gc:after-release");
+        report.total_time = started.elapsed();
+        Ok(report)
+    }
+}
+
+/// Removes what a collection of `generation` made unneeded: older prefix files and the
+/// chunks (or chunk parts) below `floor`. Also run at open, to finish after a crash.
+pub(super) fn finish_release(
+    log: &Log,
+    fs: &dyn crate::io::FileSystem,
+    generation: u64,
+    floor: u64,
+    archive: bool,
+) -> Result<u64> {
+    let mut freed = 0;
+    let dir = &log.dir;
+    let names = fs.list(dir).map_err(crate::error::io_err("listing", dir))?;
+    for name in names {
+        let stale = crate::pack::prefix::parse_prefix_name(&name).is_some_and(|g| g != generation);
+        if stale {
+            let path = dir.join(&name);
+            if let Ok(f) = fs.open(&path, crate::io::OpenOptions::default()) {
+                freed += f.len().unwrap_or(0);
+            }
+            fs.remove_file(&path).map_err(crate::error::io_err("removing", &path))?;
+        }
+    }
+    freed += log.release_below(floor, archive)?;
+    debug_assert!(fs.exists(&dir.join(prefix_name(generation))));
+    Ok(freed)
+}
+
+/// Finds and copies the records below the floor that are reachable.
+struct Marker<'a> {
+    log: &'a Log,
+    floor: u64,
+    seen: HashSet<u64>,
+    stack: Vec<u64>,
+    refs: Vec<u64>,
+    bytes: u64,
+}
+
+impl Marker<'_> {
+    /// Scans the records in `[from, to)` (all at or above the floor) for pointers below the
+    /// floor, and copies what those reach.
+    fn scan(&mut self, from: u64, to: u64, out: &mut PrefixWriter) -> Result<()> {
+        let floor = self.floor;
+        let mut roots = Vec::new();
+        let mut refs = std::mem::take(&mut self.refs);
+        self.log.for_each_record(from, to, &mut |at, k, body| {
+            refs.clear();
+            children(k, body, at, &mut refs).map_err(|what| self.log.corrupt_at(at, what))?;
+            roots.extend(refs.iter().copied().filter(|&o| o < floor));
+            Ok(())
+        })?;
+        self.refs = refs;
+        for r in roots {
+            self.copy_from(r, out)?;
+        }
+        Ok(())
+    }
+
+    /// Copies the record at `root` and everything it reaches that was not copied yet, in
+    /// depth-first order (which keeps a directory's records together in the prefix).
+    fn copy_from(&mut self, root: u64, out: &mut PrefixWriter) -> Result<()> {
+        self.stack.push(root);
+        while let Some(at) = self.stack.pop() {
+            if !self.seen.insert(at) {
+                continue;
+            }
+            let (k, raw, body) = self.log.read_raw(at)?;
+            out.append(at, &raw)?;
+            self.bytes += raw.len() as u64;
+            self.refs.clear();
+            children(k, &raw[body], at, &mut self.refs).map_err(|what| self.log.corrupt_at(at, what))?;
+            self.stack.extend(self.refs.iter().rev().copied().filter(|o| !self.seen.contains(o)));
+        }
+        Ok(())
+    }
+}

@@ -18,6 +18,7 @@ mod iobench;
 mod ops;
 mod prove;
 mod read;
+mod snapshot;
 mod trace;
 
 use std::io::{BufWriter, Write};
@@ -73,6 +74,8 @@ enum Command {
     Verify(prove::VerifyArgs),
     /// Seed 003's storage-gas benchmark: time random reads and writes + commit, fit the cost model.
     Iobench(iobench::IobenchArgs),
+    /// Export one commit's state to a self-checking snapshot file, or import one into a store.
+    Snapshot(snapshot::SnapshotArgs),
 }
 
 impl Command {
@@ -93,6 +96,7 @@ impl Command {
             Command::Prove(a) => a.run(out),
             Command::Verify(a) => a.run(out),
             Command::Iobench(a) => a.run(out),
+            Command::Snapshot(a) => a.run(out),
         }
     }
 }

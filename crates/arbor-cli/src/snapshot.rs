@@ -7,11 +7,15 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use arbor::snapshot::{self, Counts};
-use arbor::Hash;
+use arbor::{Config, Hash, Store};
 use clap::{Args, Subcommand};
 
 use crate::common::{parse_hash, resolve_commit, StoreArg};
 use crate::error::CliResult;
+
+/// Object cache of the store while exporting or importing: both touch each record about once,
+/// so the default 512 MiB would only raise the peak RSS.
+const CACHE_BYTES: u64 = 64 << 20;
 
 /// Arguments of `arbor snapshot`.
 #[derive(Args, Debug)]
@@ -55,7 +59,9 @@ struct ExportArgs {
 
 impl ExportArgs {
     fn run(self, out: &mut dyn Write) -> CliResult {
-        let store = self.store.open_read_only()?;
+        // Every record is read once: a large cache would only hold memory.
+        let config = Config { read_only: true, cache_bytes: CACHE_BYTES, ..Config::default() };
+        let store = Store::open_with(&self.store.store, config)?;
         let commit = resolve_commit(&store, self.commit)?;
         let start = Instant::now();
         let stats = snapshot::export_file(&store, &commit, &self.out)?;
@@ -78,7 +84,8 @@ struct ImportArgs {
 
 impl ImportArgs {
     fn run(self, out: &mut dyn Write) -> CliResult {
-        let store = self.store.open_writable()?;
+        // Import re-reads only what it just wrote: a small cache suffices.
+        let store = Store::open_with(&self.store.store, Config { cache_bytes: CACHE_BYTES, ..Config::default() })?;
         let start = Instant::now();
         let stats = snapshot::import_file(&store, &self.file)?;
         // Durable before it is reported, with a recovery point after the bulk write.

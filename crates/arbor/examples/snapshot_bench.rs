@@ -19,6 +19,10 @@ use arbor_trace::{initial_state, Profile};
 /// dropped for the stored one now and then.
 const LOAD_BATCH: u64 = 500_000;
 
+/// Object cache while exporting and importing, as `arbor snapshot` uses: both touch each
+/// record about once, so the default 512 MiB would only raise the peak RSS.
+const CACHE_BYTES: u64 = 64 << 20;
+
 /// Peak resident memory of this process (Linux `VmHWM`).
 fn rss() -> String {
     let peak = || -> Option<u64> {
@@ -127,7 +131,7 @@ fn load(run: &Run) -> Result<(), arbor::Error> {
 
 fn export(run: &Run) -> Result<(), arbor::Error> {
     let commit = commit_of(run);
-    let store = Store::open_with(&run.src, Config { read_only: true, ..Config::default() })?;
+    let store = Store::open_with(&run.src, Config { read_only: true, cache_bytes: CACHE_BYTES, ..Config::default() })?;
     let t = Instant::now();
     let e = snapshot::export_file(&store, &commit, &run.file)?;
     let d = t.elapsed();
@@ -157,7 +161,7 @@ fn export(run: &Run) -> Result<(), arbor::Error> {
 
 fn import(run: &Run) -> Result<(), arbor::Error> {
     let commit = commit_of(run);
-    let fresh = Store::open(&run.dst)?;
+    let fresh = Store::open_with(&run.dst, Config { cache_bytes: CACHE_BYTES, ..Config::default() })?;
     let t = Instant::now();
     let i = snapshot::import_file(&fresh, &run.file)?;
     let d = t.elapsed();

@@ -50,7 +50,10 @@ pub struct Args {
     /// A prebuilt geth program (default: build crates/arbor-compare/geth with `go build`).
     #[arg(long)]
     pub geth_bin: Option<PathBuf>,
-    /// NOMT hash-table buckets (default: one per two values of the initial state, at least 64,000).
+    /// Only generate (or find in the cache) the trace, print its path and stop.
+    #[arg(long)]
+    pub generate_only: bool,
+    /// NOMT hash-table buckets (default: one per 25 values of the initial state, at least 64,000).
     #[arg(long)]
     pub nomt_buckets: Option<u32>,
 }

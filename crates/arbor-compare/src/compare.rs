@@ -59,14 +59,8 @@ fn resolve_trace(args: &Args, out: &mut dyn Write) -> Result<PathBuf> {
     let blocks = args.blocks.unwrap_or(1_000);
     let dir = args.dir.join("traces");
     std::fs::create_dir_all(&dir).ctx(|| format!("creating {}", dir.display()))?;
-    let name = format!(
-        "{}-b{}-v{}-s{}-c{}.trace",
-        args.profile.name(),
-        blocks,
-        args.values,
-        args.seed,
-        args.cycle_length
-    );
+    let name =
+        format!("{}-b{}-v{}-s{}-c{}.trace", args.profile.name(), blocks, args.values, args.seed, args.cycle_length);
     let trace = dir.join(name);
     if trace.exists() {
         let _ = writeln!(out, "trace      {} (cached)", trace.display());
@@ -123,6 +117,10 @@ pub fn run(args: &Args, out: &mut dyn Write) -> Result<()> {
     std::fs::create_dir_all(&args.dir).ctx(|| format!("creating {}", args.dir.display()))?;
     let dir = std::path::absolute(&args.dir).ctx(|| "resolving the work directory".into())?;
     let trace = std::path::absolute(resolve_trace(args, out)?).ctx(|| "resolving the trace path".into())?;
+    if args.generate_only {
+        let _ = writeln!(out, "{}", trace.display());
+        return Ok(());
+    }
     let header = open_trace(&trace)?.header().clone();
     let initial_values = match &header.initial_state {
         arbor_trace::InitialState::Generated { values, .. } => *values,
@@ -143,15 +141,15 @@ pub fn run(args: &Args, out: &mut dyn Write) -> Result<()> {
         let _ = writeln!(out, "flatten    translating the trace for the peers into {} ...", flat.display());
         let _ = out.flush();
         let start = Instant::now();
-        let sink = BufWriter::with_capacity(1 << 20, File::create(&flat).ctx(|| format!("creating {}", flat.display()))?);
+        let sink =
+            BufWriter::with_capacity(1 << 20, File::create(&flat).ctx(|| format!("creating {}", flat.display()))?);
         let stats = flatten(open_trace(&trace)?, sink, args.blocks)?;
         cmp.flatten_seconds = start.elapsed().as_secs_f64();
         let _ = writeln!(out, "flatten    {} blocks, {:.1} s", stats.blocks, cmp.flatten_seconds);
         cmp.flatten = Some(stats);
     }
-    let buckets = args
-        .nomt_buckets
-        .unwrap_or_else(|| crate::backend::nomt::NomtSettings::for_values(initial_values).buckets);
+    let buckets =
+        args.nomt_buckets.unwrap_or_else(|| crate::backend::nomt::NomtSettings::for_values(initial_values).buckets);
     let exe = std::env::current_exe().ctx(|| "locating this program".into())?;
     let mut geth_bin: Option<GethBinary> = None;
     for name in BACKENDS.iter().filter(|b| args.backends.iter().any(|a| a == *b)) {
@@ -196,7 +194,8 @@ pub fn run(args: &Args, out: &mut dyn Write) -> Result<()> {
     let _ = writeln!(out);
     crate::table::print(&cmp, out).ctx(|| "printing the table".into())?;
     if let Some(path) = &args.json {
-        let text = serde_json::to_vec_pretty(&cmp).map_err(|e| CompareError::Json("encoding the comparison".into(), e))?;
+        let text =
+            serde_json::to_vec_pretty(&cmp).map_err(|e| CompareError::Json("encoding the comparison".into(), e))?;
         std::fs::write(path, text).ctx(|| format!("writing {}", path.display()))?;
         let _ = writeln!(out, "json       {}", path.display());
     }
@@ -204,12 +203,8 @@ pub fn run(args: &Args, out: &mut dyn Write) -> Result<()> {
         crate::report::write(&cmp, path)?;
         let _ = writeln!(out, "report     {}", path.display());
     }
-    let bad: Vec<String> = cmp
-        .runs
-        .iter()
-        .filter(|r| r.status == Status::Failed || r.mismatches > 0)
-        .map(|r| r.backend.clone())
-        .collect();
+    let bad: Vec<String> =
+        cmp.runs.iter().filter(|r| r.status == Status::Failed || r.mismatches > 0).map(|r| r.backend.clone()).collect();
     if !bad.is_empty() {
         return Err(CompareError::Worker(format!("failed or returned wrong values: {}", bad.join(", "))));
     }

@@ -23,8 +23,8 @@ use arbor_trace::{Op, Parent, TraceReader, TreeSummary};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{CompareError, IoContext, Result};
-use crate::flat::{FlatBlock, FlatOp, FlatWriter, Key};
 use crate::flat::{Expect, Expect::*};
+use crate::flat::{FlatBlock, FlatOp, FlatWriter, Key};
 
 /// Initial-state operations per `I` frame (each one commit on the peers).
 pub const LOAD_BATCH: usize = 100_000;
@@ -275,11 +275,7 @@ fn count(stats: &mut FlattenStats, ops: &[FlatOp]) {
 
 /// Translates the initial state and up to `max_blocks` blocks of `reader` into a flat stream
 /// written to `out`. Forked traces (explicit parent hashes) are refused.
-pub fn flatten<R: Read, W: Write>(
-    mut reader: TraceReader<R>,
-    out: W,
-    max_blocks: Option<u64>,
-) -> Result<FlattenStats> {
+pub fn flatten<R: Read, W: Write>(mut reader: TraceReader<R>, out: W, max_blocks: Option<u64>) -> Result<FlattenStats> {
     let mut t = Translator { index: Index::default(), stats: FlattenStats::default() };
     let mut w = FlatWriter::new(out).ctx(|| "writing the flat stream".into())?;
     let mut batch = Vec::new();
@@ -312,16 +308,11 @@ pub fn flatten<R: Read, W: Write>(
         count(&mut t.stats, &ops);
         t.stats.blocks += 1;
         t.stats.trace_ops += block.ops.len() as u64;
-        let fb = FlatBlock {
-            level: block.level,
-            trace_ops: block.ops.len() as u32,
-            transactions: block.transactions,
-            ops,
-        };
+        let fb =
+            FlatBlock { level: block.level, trace_ops: block.ops.len() as u32, transactions: block.transactions, ops };
         w.block(&fb).ctx(|| "writing the flat stream".into())?;
     }
     w.finish().ctx(|| "writing the flat stream".into())?;
     t.stats.final_values = t.index.leaves.len() as u64;
     Ok(t.stats)
 }
-

@@ -44,7 +44,8 @@ pub fn prepare(prebuilt: Option<&Path>, bin_dir: &Path) -> Result<GethBinary> {
         return Ok(GethBinary::Unavailable("the Go toolchain (`go`) is not installed".into()));
     };
     std::fs::create_dir_all(bin_dir).ctx(|| format!("creating {}", bin_dir.display()))?;
-    let bin = std::path::absolute(bin_dir.join("arbor-compare-geth")).ctx(|| "resolving the geth binary path".into())?;
+    let bin =
+        std::path::absolute(bin_dir.join("arbor-compare-geth")).ctx(|| "resolving the geth binary path".into())?;
     let output = Command::new(&go)
         .args(["build", "-mod=readonly", "-trimpath", "-o"])
         .arg(&bin)

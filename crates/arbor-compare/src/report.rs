@@ -99,10 +99,7 @@ fn downsample(points: Vec<(f64, f64)>, max: usize) -> Vec<(f64, f64)> {
         return points;
     }
     let group = points.len().div_ceil(max);
-    points
-        .chunks(group)
-        .map(|c| c.iter().copied().fold((c[0].0, f64::MIN), |a, p| (a.0, a.1.max(p.1))))
-        .collect()
+    points.chunks(group).map(|c| c.iter().copied().fold((c[0].0, f64::MIN), |a, p| (a.0, a.1.max(p.1)))).collect()
 }
 
 /// Writes the page for `cmp` to `path`.
@@ -162,9 +159,21 @@ pub fn write(cmp: &Comparison, path: &Path) -> Result<()> {
         .collect();
     let rss = series(|b| b.rss as f64 / 1048576.0);
     let charts = [
-        ("Block time", "Every block, log scale (groups of blocks keep their slowest when there are many).", chart(&times, "block level", "ms", true)?),
-        ("Distribution of block times", "Block time at each percentile, log scale.", chart(&dist, "percentile", "ms", true)?),
-        ("Resident memory", "Resident set after each block, MiB (each backend in its own process).", chart(&rss, "block level", "MiB", false)?),
+        (
+            "Block time",
+            "Every block, log scale (groups of blocks keep their slowest when there are many).",
+            chart(&times, "block level", "ms", true)?,
+        ),
+        (
+            "Distribution of block times",
+            "Block time at each percentile, log scale.",
+            chart(&dist, "percentile", "ms", true)?,
+        ),
+        (
+            "Resident memory",
+            "Resident set after each block, MiB (each backend in its own process).",
+            chart(&rss, "block level", "MiB", false)?,
+        ),
     ];
     for (title, note, svg) in charts {
         let _ = write!(h, "<h2>{title}</h2>\n<p class=\"note\">{note}</p>\n{svg}\n");

@@ -101,8 +101,8 @@ impl BackendRun {
 
     /// Writes the JSON.
     pub fn write(&self, path: &Path) -> Result<()> {
-        let text =
-            serde_json::to_vec_pretty(self).map_err(|e| CompareError::Json(format!("writing {}", path.display()), e))?;
+        let text = serde_json::to_vec_pretty(self)
+            .map_err(|e| CompareError::Json(format!("writing {}", path.display()), e))?;
         std::fs::write(path, text).ctx(|| format!("writing {}", path.display()))
     }
 

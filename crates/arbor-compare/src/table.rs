@@ -20,8 +20,11 @@ pub fn status_line(run: &BackendRun) -> String {
     }
 }
 
-/// The table's columns: heading and how to read the figure.
-pub const COLUMNS: [(&str, fn(&Figures) -> f64); 8] = [
+/// A column of the table: heading and how to read the figure.
+pub type Column = (&'static str, fn(&Figures) -> f64);
+
+/// The table's columns.
+pub const COLUMNS: [Column; 8] = [
     ("mean ms", |f| f.mean_ms),
     ("p99 ms", |f| f.p99_ms),
     ("max ms", |f| f.max_ms),

@@ -20,7 +20,10 @@ fn run_backend(args: &WorkerArgs, run: &mut BackendRun) -> Result<()> {
                 run.reason = Some(reason);
                 return Ok(());
             }
-            let settings = backend::nomt::NomtSettings { buckets: args.nomt_buckets, ..backend::nomt::NomtSettings::for_values(0) };
+            let settings = backend::nomt::NomtSettings {
+                buckets: args.nomt_buckets,
+                ..backend::nomt::NomtSettings::for_values(0)
+            };
             run.settings = settings.describe();
             let store: Box<dyn FlatStore> = Box::new(backend::nomt::NomtStore::create(&args.dir, &settings)?);
             backend::replay_flat(store, &args.dir, &args.input, run)

@@ -53,9 +53,8 @@ impl FirewoodStore {
     /// Creates a database in `dir`.
     pub fn create(dir: &Path) -> Result<FirewoodStore> {
         std::fs::create_dir_all(dir).ctx(|| format!("creating {}", dir.display()))?;
-        let manager = RevisionManagerConfig::builder()
-            .node_cache_memory_limit(NODE_CACHE_BYTES.try_into().map_err(err)?)
-            .build();
+        let manager =
+            RevisionManagerConfig::builder().node_cache_memory_limit(NODE_CACHE_BYTES.try_into().map_err(err)?).build();
         let cfg = DbConfig::builder()
             .node_hash_algorithm(NodeHashAlgorithm::MerkleDB)
             .truncate(true)

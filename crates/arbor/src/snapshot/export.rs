@@ -18,7 +18,8 @@ use std::path::{Path, PathBuf};
 
 use arbor_core::{ChildKind, Hash};
 
-use super::format::{Header, SnapWriter};
+use super::format::Header;
+use super::write::SnapWriter;
 use super::{ExportStats, SnapshotError};
 use crate::error::{io_err, Error, Result};
 use crate::path::Step;

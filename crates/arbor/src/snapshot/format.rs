@@ -1,8 +1,9 @@
 //! The snapshot file's framing (docs/SNAPSHOT.md): header, zstd blocks with their CRC-32C,
-//! trailer. The tree stream the blocks carry is a plain byte stream cut at arbitrary points;
-//! `export.rs` and `import.rs` give it its meaning.
+//! trailer, and the reader of all three (the writer is `write.rs`). The tree stream the blocks
+//! carry is a plain byte stream cut at arbitrary points; `export.rs` and `import.rs` give it
+//! its meaning.
 
-use std::io::{Read, Write};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use arbor_core::{Hash, InodeConfig};
@@ -20,15 +21,12 @@ pub(crate) const BLOCK_RAW: usize = 1 << 20;
 /// Largest header body, far above any real commit message; refused before allocating.
 const MAX_HEADER: u32 = 64 << 20;
 /// Frame tags after the header.
-const TAG_BLOCK: u8 = b'B';
-const TAG_END: u8 = b'E';
+pub(crate) const TAG_BLOCK: u8 = b'B';
+pub(crate) const TAG_END: u8 = b'E';
 /// Bytes of a block frame before its compressed data: tag, raw_len, packed_len, crc.
-const BLOCK_HEAD: usize = 13;
+pub(crate) const BLOCK_HEAD: usize = 13;
 /// Bytes of the trailer after its tag, before its crc: five u64 counts.
-const TRAILER_COUNTS: usize = 40;
-/// zstd level of export: level 3 (zstd's default) compresses a Tezos state about 2.5x at a
-/// speed well above what walking the tree produces.
-const ZSTD_LEVEL: i32 = 3;
+pub(crate) const TRAILER_COUNTS: usize = 40;
 
 /// A snapshot's header: the commit it holds and the inode shape its hashes assume.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -53,7 +51,7 @@ fn hash_at(b: &[u8], at: usize) -> Hash {
 
 impl Header {
     /// The header's bytes: magic, version, body length, body, crc of all before it.
-    fn encode(&self) -> Result<Vec<u8>> {
+    pub(crate) fn encode(&self) -> Result<Vec<u8>> {
         let c = &self.commit;
         let mut b = Vec::with_capacity(128 + 32 * c.parents.len() + c.author.len() + c.message.len());
         b.extend_from_slice(MAGIC);
@@ -112,103 +110,6 @@ pub fn read_header(path: impl AsRef<Path>) -> Result<Header> {
     let path = path.as_ref();
     let file = std::fs::File::open(path).map_err(crate::error::io_err("opening snapshot", path))?;
     SnapReader::new(std::io::BufReader::new(file), path.to_path_buf()).header()
-}
-
-/// Writes a snapshot: header, then stream bytes cut into compressed blocks, then trailer.
-pub(crate) struct SnapWriter<W: Write> {
-    out: W,
-    name: PathBuf,
-    crc: u32,
-    pos: u64,
-    raw: Vec<u8>,
-    packed: Vec<u8>,
-    zstd: zstd::bulk::Compressor<'static>,
-    pub counts: Counts,
-}
-
-impl<W: Write> SnapWriter<W> {
-    /// A writer to `out`; `name` is the file named in I/O errors.
-    pub fn new(out: W, name: PathBuf) -> Result<Self> {
-        let zstd = zstd::bulk::Compressor::new(ZSTD_LEVEL).map_err(crate::error::io_err("starting zstd", &name))?;
-        let raw = Vec::with_capacity(BLOCK_RAW);
-        Ok(SnapWriter { out, name, crc: 0, pos: 0, raw, packed: Vec::new(), zstd, counts: Counts::default() })
-    }
-
-    fn emit(&mut self, bytes: &[u8]) -> Result<()> {
-        self.out.write_all(bytes).map_err(crate::error::io_err("writing snapshot", &self.name))?;
-        self.crc = crc32c::crc32c_append(self.crc, bytes);
-        self.pos += bytes.len() as u64;
-        Ok(())
-    }
-
-    /// Writes the header; must come first.
-    pub fn header(&mut self, h: &Header) -> Result<()> {
-        self.emit(&h.encode()?)
-    }
-
-    /// Appends bytes to the tree stream, sealing a block whenever one is full.
-    pub fn put(&mut self, mut bytes: &[u8]) -> Result<()> {
-        self.counts.stream_bytes += bytes.len() as u64;
-        while !bytes.is_empty() {
-            let n = bytes.len().min(BLOCK_RAW - self.raw.len());
-            self.raw.extend_from_slice(&bytes[..n]);
-            bytes = &bytes[n..];
-            if self.raw.len() == BLOCK_RAW {
-                self.seal()?;
-            }
-        }
-        Ok(())
-    }
-
-    /// Appends an unsigned LEB128 number to the tree stream.
-    pub fn leb(&mut self, n: u64) -> Result<()> {
-        let mut buf = [0u8; arbor_core::leb128::MAX_LEN];
-        let len = arbor_core::leb128::encode_u64(n, &mut buf);
-        self.put(&buf[..len])
-    }
-
-    /// Compresses and writes the pending stream bytes as one block.
-    fn seal(&mut self) -> Result<()> {
-        if self.raw.is_empty() {
-            return Ok(());
-        }
-        self.packed.clear();
-        self.packed.reserve(zstd::zstd_safe::compress_bound(self.raw.len()));
-        self.zstd
-            .compress_to_buffer(&self.raw, &mut self.packed)
-            .map_err(crate::error::io_err("compressing", &self.name))?;
-        let mut head = [0u8; BLOCK_HEAD];
-        head[0] = TAG_BLOCK;
-        head[1..5].copy_from_slice(&(self.raw.len() as u32).to_le_bytes());
-        head[5..9].copy_from_slice(&(self.packed.len() as u32).to_le_bytes());
-        let crc = crc32c::crc32c_append(crc32c::crc32c(&head[..9]), &self.packed);
-        head[9..13].copy_from_slice(&crc.to_le_bytes());
-        self.emit(&head)?;
-        let packed = std::mem::take(&mut self.packed);
-        let r = self.emit(&packed);
-        self.packed = packed;
-        r?;
-        self.raw.clear();
-        self.counts.blocks += 1;
-        Ok(())
-    }
-
-    /// Seals the last block, writes the trailer with the given tree counts and flushes;
-    /// returns the output and the file's length.
-    pub fn finish(mut self) -> Result<(W, Counts, u64)> {
-        self.seal()?;
-        let c = self.counts;
-        let mut t = Vec::with_capacity(1 + TRAILER_COUNTS);
-        t.push(TAG_END);
-        for n in [c.dirs, c.values, c.value_bytes, c.stream_bytes, c.blocks] {
-            t.extend_from_slice(&n.to_le_bytes());
-        }
-        self.emit(&t)?;
-        let crc = self.crc;
-        self.emit(&crc.to_le_bytes())?;
-        self.out.flush().map_err(crate::error::io_err("writing snapshot", &self.name))?;
-        Ok((self.out, c, self.pos))
-    }
 }
 
 /// Reads a snapshot back: checks every frame and hands out the tree stream's bytes.

@@ -32,6 +32,7 @@
 mod export;
 mod format;
 mod import;
+mod write;
 
 use std::fmt;
 

@@ -53,7 +53,8 @@ fn source(store: &Path) -> String {
     for i in 0..400 {
         ops.push_str(&format!("add big/k{i} {:02x}\n", i % 256));
     }
-    let out = ok(&["commit", "--store", s(store), "--parent", &first, "--date", "1700000000", "--message", "two"], &ops);
+    let out =
+        ok(&["commit", "--store", s(store), "--parent", &first, "--date", "1700000000", "--message", "two"], &ops);
     out.lines().last().expect("a hash").to_string()
 }
 

@@ -268,6 +268,13 @@ fn header_errors_are_typed() {
     assert_eq!(refused(&v2, cfg), SnapshotError::UnsupportedVersion { found: 2, supported: 1 });
     let e = refused(&file, InodeConfig::TEZOS);
     assert_eq!(e, SnapshotError::InodeShape { file: cfg, store: InodeConfig::TEZOS });
+
+    // A store configured for smaller values than the file holds.
+    let fs = MemFs::new();
+    let small = Store::open_with("/s", Config { inode: cfg, max_value_len: 39, ..mem_config(&fs) }).unwrap();
+    let e = snapshot::import(&small, &file[..]).unwrap_err();
+    assert!(matches!(e, Error::ValueTooLarge { len: 40, max: 39 }), "{e}");
+    assert!(small.commits().is_empty());
 }
 
 /// An encoder written from docs/SNAPSHOT.md alone (no engine code), for byte-for-byte

@@ -120,3 +120,26 @@ impl<W: Write> Walk<'_, W> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::tree::{DirBody, Tree};
+    use crate::Config;
+
+    /// The public API cannot build an empty directory below the root, but a damaged or foreign
+    /// store could hold one: export refuses it, since no import could rebuild its hash.
+    #[test]
+    fn an_empty_directory_below_the_root_is_refused() {
+        let fs = crate::io::MemFs::new();
+        let store = Store::open_with("/s", Config { fs: Arc::new(fs), ..Config::default() }).unwrap();
+        let empty = Ptr::Dir(Arc::new(Dir::empty()));
+        let root = Dir::new(DirBody::Flat(vec![(Step::from_slice(b"e"), empty)]));
+        let tree = Tree { root: Ptr::Dir(Arc::new(root)), ctx: store.empty().ctx };
+        let commit = store.commit(&tree, &[], 0, "Tezos", "").unwrap();
+        let e = export(&store, &commit, Vec::new()).unwrap_err();
+        assert!(matches!(e, Error::Snapshot(SnapshotError::EmptyDirectory)), "{e}");
+    }
+}

@@ -122,11 +122,16 @@ impl<R: Read> Builder<'_, R> {
         self.stack.push(Frame { name, tree, count, left: count, last: Vec::new(), order: 0, weight: ENTRY_WEIGHT });
     }
 
-    /// A length read from the stream, refused above the store's limit before allocating.
+    /// A length read from the stream, refused above the store's value limit before allocating:
+    /// a value as `ValueTooLarge` (a store may be configured below the exporter's), a step
+    /// as malformed.
     fn len(&mut self, what: &'static str) -> Result<usize> {
         let n = self.r.leb()?;
         match usize::try_from(n) {
             Ok(n) if n <= self.max_len => Ok(n),
+            _ if what == "value length" => {
+                Err(Error::ValueTooLarge { len: usize::try_from(n).unwrap_or(usize::MAX), max: self.max_len })
+            }
             _ => Err(self.malformed(what)),
         }
     }

@@ -11,4 +11,4 @@ pub mod summary;
 pub use record::{RecordError, RecordingStore, RecordingTree};
 pub use replay::{load_initial_state, replay, ReplayError, ReplayOptions};
 pub use report::{write_html, write_json};
-pub use summary::{BlockSample, ReplayReport, ReplaySummary};
+pub use summary::{BlockSample, GcRun, ReplayReport, ReplaySummary};

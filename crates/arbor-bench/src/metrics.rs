@@ -68,14 +68,15 @@ pub fn cpu_times() -> (Duration, Duration) {
     (secs(at(11)), secs(at(12)))
 }
 
-/// Bytes of every file under `dir`, recursively.
+/// Bytes the files under `dir` occupy on disk (allocated blocks), recursively.
 pub fn dir_bytes(dir: &std::path::Path) -> u64 {
     let Ok(entries) = std::fs::read_dir(dir) else { return 0 };
     entries
         .filter_map(|e| e.ok())
         .map(|e| match e.metadata() {
             Ok(m) if m.is_dir() => dir_bytes(&e.path()),
-            Ok(m) => m.len(),
+            // Allocated, not apparent, size: a GC punches holes that the length still counts.
+            Ok(m) => std::os::unix::fs::MetadataExt::blocks(&m) * 512,
             Err(_) => 0,
         })
         .sum()

@@ -4,11 +4,11 @@
 use std::io::Read;
 use std::time::{Duration, Instant};
 
-use arbor::{Hash, Kind, Store, Tree};
+use arbor::{GcHandle, GcMode, Hash, Kind, Store, Tree};
 use arbor_trace::{Block, Digest, InitialState, Op, Parent, TraceError, TraceHeader, TraceReader, TreeSummary};
 
 use crate::metrics::{cpu_times, dir_bytes, rss_bytes, IoCounters};
-use crate::summary::{BlockSample, ReplayReport, ReplaySummary};
+use crate::summary::{BlockSample, GcRun, ReplayReport, ReplaySummary};
 
 /// The named head marking the commit that holds a trace's initial state.
 pub const BASE_HEAD: &str = "trace-initial-state";
@@ -72,11 +72,24 @@ pub struct ReplayOptions {
     pub load_batch: u64,
     /// Stop after this many blocks.
     pub max_blocks: Option<u64>,
+    /// Start a background garbage collection after every this many blocks.
+    pub gc_every: Option<u64>,
+    /// Each collection keeps this many commits of the chain (the newest included).
+    pub gc_keep: u64,
+    /// Drop old history (rolling node) or move it to the lower layer (archive node).
+    pub gc_mode: GcMode,
 }
 
 impl Default for ReplayOptions {
     fn default() -> Self {
-        ReplayOptions { check: true, load_batch: 500_000, max_blocks: None }
+        ReplayOptions {
+            check: true,
+            load_batch: 500_000,
+            max_blocks: None,
+            gc_every: None,
+            gc_keep: 500,
+            gc_mode: GcMode::Drop,
+        }
     }
 }
 
@@ -231,12 +244,34 @@ pub fn replay<R: Read + Send>(
                 n += 1;
             }
         });
+        let mut gc: Option<(GcHandle, GcRun)> = None;
         for (index, block) in rx.iter().enumerate() {
             let block = block?;
             let index = index as u64;
-            let sample = replay_block(store, &block, index, base, &mut previous, opts, &mut summary)?;
+            let running = gc.as_ref().is_some_and(|(h, _)| !h.is_finished());
+            let mut sample = replay_block(store, &block, index, base, &mut previous, opts, &mut summary)?;
+            sample.gc_running = running;
+            if !running {
+                if let Some((handle, run)) = gc.take() {
+                    summary.gc.push(finish_gc(handle, run, block.level)?);
+                }
+            }
+            let due = opts.gc_every.is_some_and(|k| k > 0 && (index + 1).is_multiple_of(k));
+            if due && gc.is_none() {
+                if let Some(head) = previous {
+                    let keep_from = store.nth_ancestor(&head, opts.gc_keep)?;
+                    let handle = store.gc(&keep_from, opts.gc_mode)?;
+                    gc = Some((handle, GcRun { started_level: block.level, ..GcRun::default() }));
+                }
+            } else if due {
+                summary.gc_skipped += 1;
+            }
             progress(index, &sample);
             samples.push(sample);
+        }
+        if let Some((handle, run)) = gc.take() {
+            let level = samples.last().map_or(0, |s| s.level);
+            summary.gc.push(finish_gc(handle, run, level)?);
         }
         Ok(())
     })?;
@@ -251,6 +286,19 @@ pub fn replay<R: Read + Send>(
         summary,
         blocks: samples,
     })
+}
+
+/// Waits for a collection (already finished, or the replay is over) and records it.
+fn finish_gc(handle: GcHandle, mut run: GcRun, level: u64) -> Result<GcRun, ReplayError> {
+    let r = handle.wait()?;
+    run.finished_level = level;
+    run.objects_kept = r.objects_kept;
+    run.bytes_kept = r.bytes_kept;
+    run.bytes_freed = r.bytes_freed;
+    run.commits_dropped = r.commits_dropped;
+    run.writer_pause_ms = r.writer_pause.as_secs_f64() * 1e3;
+    run.seconds = r.total_time.as_secs_f64();
+    Ok(run)
 }
 
 fn replay_block(
@@ -302,10 +350,11 @@ fn replay_block(
         time_ns: time.as_nanos() as u64,
         commit_ns: commit_time.as_nanos() as u64,
         rss_bytes: rss_bytes(),
-        disk_bytes: store.log_bytes(),
+        disk_bytes: dir_bytes(store.dir()),
         read_bytes: io.rchar,
         write_bytes: io.wchar,
         read_syscalls: io.syscr,
         write_syscalls: io.syscw,
+        gc_running: false,
     })
 }

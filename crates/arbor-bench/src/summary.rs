@@ -28,6 +28,29 @@ pub struct BlockSample {
     pub read_syscalls: u64,
     /// Write system calls during the block (`syscw`).
     pub write_syscalls: u64,
+    /// A garbage collection was running in the background during the block.
+    pub gc_running: bool,
+}
+
+/// One background garbage collection during a replay.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct GcRun {
+    /// Level of the block after which it started.
+    pub started_level: u64,
+    /// Level of the first block after it finished (or the last block).
+    pub finished_level: u64,
+    /// Records kept below the floor.
+    pub objects_kept: u64,
+    /// Bytes of those records.
+    pub bytes_kept: u64,
+    /// Bytes given back to the file system.
+    pub bytes_freed: u64,
+    /// Commits that can no longer be checked out.
+    pub commits_dropped: u64,
+    /// How long the writer was held for the switch, milliseconds.
+    pub writer_pause_ms: f64,
+    /// Wall time of the collection, seconds.
+    pub seconds: f64,
 }
 
 /// The summary of a replay.
@@ -87,6 +110,16 @@ pub struct ReplaySummary {
     pub checked_results: u64,
     /// Commits whose hash was checked against the trace.
     pub checked_hashes: u64,
+    /// Garbage collections run during the replay.
+    pub gc: Vec<GcRun>,
+    /// Collections not started because the previous one was still running.
+    pub gc_skipped: u64,
+    /// Blocks replayed while a collection ran, and their p99 and max time in milliseconds.
+    pub gc_blocks: u64,
+    /// 99th percentile time of the blocks replayed while a collection ran, milliseconds.
+    pub gc_block_p99_ms: f64,
+    /// Slowest block replayed while a collection ran, milliseconds.
+    pub gc_block_max_ms: f64,
 }
 
 /// A replay's full report: summary, the per-block series, and what was replayed where.
@@ -147,6 +180,11 @@ impl ReplaySummary {
             self.read_syscalls_per_block = per(|s| s.read_syscalls);
             self.write_syscalls_per_block = per(|s| s.write_syscalls);
             self.disk_after_bytes = samples.last().map_or(0, |s| s.disk_bytes);
+            let mut during: Vec<u64> = samples.iter().filter(|s| s.gc_running).map(|s| s.time_ns).collect();
+            during.sort_unstable();
+            self.gc_blocks = during.len() as u64;
+            self.gc_block_p99_ms = ms(quantile(&during, 0.99));
+            self.gc_block_max_ms = ms(during.last().copied().unwrap_or(0));
         }
         self.max_rss_bytes = self.max_rss_bytes.max(samples.iter().map(|s| s.rss_bytes).max().unwrap_or(0));
     }
@@ -187,6 +225,25 @@ impl std::fmt::Display for ReplaySummary {
             self.write_syscalls_per_block
         )?;
         writeln!(f, "CPU             user {:.2} s, sys {:.2} s", self.cpu_user_seconds, self.cpu_sys_seconds)?;
+        if !self.gc.is_empty() {
+            let pause = self.gc.iter().map(|g| g.writer_pause_ms).fold(0.0, f64::max);
+            let secs = self.gc.iter().map(|g| g.seconds).fold(0.0, f64::max);
+            let freed: u64 = self.gc.iter().map(|g| g.bytes_freed).sum();
+            writeln!(
+                f,
+                "gc              {} runs ({} skipped: previous still running), longest {:.2} s, writer paused at most {:.2} ms, {:.1} MiB freed",
+                self.gc.len(),
+                self.gc_skipped,
+                secs,
+                pause,
+                mb(freed as f64)
+            )?;
+            writeln!(
+                f,
+                "blocks under gc {} blocks, p99 {:.2} ms, max {:.2} ms",
+                self.gc_blocks, self.gc_block_p99_ms, self.gc_block_max_ms
+            )?;
+        }
         write!(f, "verified        {} operation results, {} commit hashes", self.checked_results, self.checked_hashes)
     }
 }

@@ -60,6 +60,7 @@ fn long_report(blocks: u64) -> ReplayReport {
                 write_bytes: 70_000,
                 read_syscalls: level % 5,
                 write_syscalls: 3,
+                gc_running: level % 500 < 20,
             }
         })
         .collect();

@@ -5,7 +5,7 @@ use std::io::{BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use arbor::{Config, Durability, Store};
+use arbor::{Config, Durability, GcMode, Store};
 use arbor_bench::{replay, ReplayOptions, ReplayReport};
 use arbor_trace::{generate, GeneratorParams, Profile, TraceReader};
 use clap::Args;
@@ -45,6 +45,16 @@ pub struct ReplayFlags {
     /// Hide the progress bar.
     #[arg(long)]
     quiet: bool,
+    /// Run a background garbage collection after every K blocks (block times while it runs
+    /// are reported apart).
+    #[arg(long, value_name = "K")]
+    gc_every: Option<u64>,
+    /// Commits of the chain each collection keeps (the newest included).
+    #[arg(long, value_name = "N", default_value_t = 500)]
+    gc_keep: u64,
+    /// Collect in archive mode: move old history to the lower layer instead of dropping it.
+    #[arg(long)]
+    gc_archive: bool,
 }
 
 /// Arguments of `arbor replay`.
@@ -122,7 +132,14 @@ fn run_replay(
     let store = Store::open_with(store_dir, config)?;
     let bar = progress_bar(total, flags.quiet);
     bar.set_message("loading the initial state");
-    let opts = ReplayOptions { check: !flags.no_check, max_blocks, ..ReplayOptions::default() };
+    let opts = ReplayOptions {
+        check: !flags.no_check,
+        max_blocks,
+        gc_every: flags.gc_every,
+        gc_keep: flags.gc_keep,
+        gc_mode: if flags.gc_archive { GcMode::Archive } else { GcMode::Drop },
+        ..ReplayOptions::default()
+    };
     let result = replay(reader, &store, &opts, |i, s| {
         bar.set_position(i + 1);
         if i % 64 == 0 {

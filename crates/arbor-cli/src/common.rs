@@ -48,7 +48,10 @@ pub fn parse_path(text: &str) -> CliResult<Vec<Step>> {
 pub fn resolve_commit(store: &Store, given: Option<Hash>) -> CliResult<Hash> {
     match given {
         Some(h) if store.contains(&h) => Ok(h),
-        Some(h) => Err(CliError::failed(format!("unknown commit {h}"))),
+        // The store says why: unknown, or dropped by a garbage collection.
+        Some(h) => {
+            Err(CliError::failed(store.commit_info(&h).err().map_or(format!("unknown commit {h}"), |e| e.to_string())))
+        }
         None => default_commit(store)
             .ok_or_else(|| CliError::failed(format!("store {} has no commits", store.dir().display()))),
     }

@@ -12,6 +12,7 @@ mod commit;
 mod common;
 mod date;
 mod error;
+mod gc;
 mod hex;
 mod inspect;
 mod iobench;
@@ -74,6 +75,8 @@ enum Command {
     Verify(prove::VerifyArgs),
     /// Seed 003's storage-gas benchmark: time random reads and writes + commit, fit the cost model.
     Iobench(iobench::IobenchArgs),
+    /// Garbage-collect: keep the last N commits of the head's chain, drop (or archive) older ones.
+    Gc(gc::GcArgs),
     /// Export one commit's state to a self-checking snapshot file, or import one into a store.
     Snapshot(snapshot::SnapshotArgs),
 }
@@ -97,6 +100,7 @@ impl Command {
             Command::Verify(a) => a.run(out),
             Command::Iobench(a) => a.run(out),
             Command::Snapshot(a) => a.run(out),
+            Command::Gc(a) => a.run(out),
         }
     }
 }

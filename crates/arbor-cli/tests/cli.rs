@@ -231,3 +231,28 @@ fn read_commands_do_not_create_a_store() {
     assert_eq!(o.status.code(), Some(1));
     assert!(!missing.exists());
 }
+
+#[test]
+fn gc_keeps_the_last_commits_and_names_dropped_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = dir.path();
+    let big = hex(&[7u8; 100]);
+    let commits: Vec<Hash> = (0..6)
+        .map(|i| commit(s, &["--date", &i.to_string(), "--message", "m"], &format!("add v/{i} {big}\nadd n {i:02x}\n")))
+        .collect();
+    let out = ok(s, &["gc", "--keep", "3"], "");
+    assert!(out.contains("commits dropped   3"), "{out}");
+    // The dropped ones are named as such; the kept ones read back.
+    let old = arbor(s, &["show", &commits[1].to_string()], "");
+    assert!(!old.status.success());
+    assert!(stderr(&old).contains("garbage collection"), "{}", stderr(&old));
+    for (i, c) in commits.iter().enumerate().skip(3) {
+        let v = ok(s, &["get", "--commit", &c.to_string(), "v/0"], "");
+        assert_eq!(v.trim(), big, "commit {i}");
+        assert_eq!(ok(s, &["get", "--commit", &c.to_string(), "n"], "").trim(), format!("{i:02x}"));
+    }
+    assert!(ok(s, &["fsck"], "").contains("errors   0"));
+    // --keep 0 is a usage error.
+    let bad = arbor(s, &["gc", "--keep", "0"], "");
+    assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
+}

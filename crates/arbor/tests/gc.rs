@@ -275,3 +275,41 @@ fn disk_use_stays_bounded_over_many_gcs() {
     assert!(last <= settled * 2, "disk grew from {settled} to {last} bytes over 25 collections: {sizes:?}");
     check_history(&store, &history, history.len() - 10, "after many gcs");
 }
+
+#[test]
+fn old_nodes_committed_during_a_gc_are_kept() {
+    // A commit made while the collection runs may reuse nodes only a dropped commit reached
+    // (here: a tree built on commit 2 while commit 30 is kept). It is made from the sync hook
+    // right after the prefix file is synced, before the switch: the writer must hand those
+    // pointers to the collection, which copies what they reach.
+    let fs = MemFs::new();
+    let store = Store::open_with(DIR, config(&fs)).unwrap();
+    let mut history = Vec::new();
+    run_blocks(&store, &mut history, 13, 40);
+    let old = store.checkout(&history[2].0).unwrap();
+    let mut model = history[2].1.clone();
+    let ops = block_ops(99, 1, 5);
+    let old = apply_tree(old, &ops);
+    apply_model(&mut model, &ops);
+    let made: Arc<Mutex<Option<arbor::Result<Hash>>>> = Arc::new(Mutex::new(None));
+    let (store2, made2) = (store.clone(), made.clone());
+    fs.set_sync_hook(Box::new(move |point: SyncPoint| {
+        let in_gc = std::thread::current().name() == Some("arbor-gc");
+        let prefix = point.path.file_name().is_some_and(|n| n.to_string_lossy().starts_with("prefix-"));
+        if in_gc && prefix && !point.before && made2.lock().unwrap().is_none() {
+            let r = store2.commit(&old, &[], 1, "Tezos", "old base");
+            *made2.lock().unwrap() = Some(r);
+        }
+    }));
+    let report = store.gc(&history[30].0, GcMode::Drop).unwrap().wait().unwrap();
+    fs.clear_sync_hook();
+    let h = made.lock().unwrap().take().expect("the hook committed").expect("commit during gc");
+    assert!(report.objects_kept > 0);
+    let t = store.checkout(&h).unwrap();
+    check_values_and_hash(&t, &model, InodeConfig::TEZOS);
+    assert_fsck_clean(&store, "after gc with an old-based commit");
+    drop((t, store));
+    let store = Store::open_with(DIR, config(&fs)).unwrap();
+    history.push((h, model));
+    check_history(&store, &history, 30, "reopened");
+}

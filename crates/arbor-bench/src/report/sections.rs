@@ -39,12 +39,50 @@ pub fn sections(report: &ReplayReport) -> io::Result<Vec<Section>> {
         simple(b, "Memory", "Resident set size of the replaying process after each block.", "RSS (MiB)", |s| {
             s.rss_bytes as f64 / MIB
         })?,
-        simple(b, "Disk", "Size of the store's log after each block.", "store size (MiB)", |s| {
+        simple(b, "Disk", "Space the store's files occupy on disk after each block.", "store size (MiB)", |s| {
             s.disk_bytes as f64 / MIB
         })?,
         io_per_block(b)?,
         outlier_table(b, &boundary, &slow),
-    ])
+    ]
+    .into_iter()
+    .chain(gc_table(report))
+    .collect())
+}
+
+/// The garbage collections of the replay, if any ran.
+fn gc_table(report: &ReplayReport) -> Option<Section> {
+    let s = &report.summary;
+    if s.gc.is_empty() {
+        return None;
+    }
+    let mut t = String::from(
+        "<table>\n<tr><th class=\"n\">started after level</th><th class=\"n\">done by level</th>\
+         <th class=\"n\">seconds</th><th class=\"n\">writer paused ms</th><th class=\"n\">records kept</th>\
+         <th class=\"n\">MiB kept</th><th class=\"n\">MiB freed</th><th class=\"n\">commits dropped</th></tr>\n",
+    );
+    for g in &s.gc {
+        let _ = writeln!(
+            t,
+            "<tr><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{:.2}</td><td class=\"n\">{:.3}</td>\
+             <td class=\"n\">{}</td><td class=\"n\">{:.1}</td><td class=\"n\">{:.1}</td><td class=\"n\">{}</td></tr>",
+            g.started_level,
+            g.finished_level,
+            g.seconds,
+            g.writer_pause_ms,
+            g.objects_kept,
+            g.bytes_kept as f64 / MIB,
+            g.bytes_freed as f64 / MIB,
+            g.commits_dropped
+        );
+    }
+    t.push_str("</table>");
+    let note = format!(
+        "Background collections ({} not started: the previous one was still running). {} blocks ran while one \
+         was running: p99 {:.2} ms, max {:.2} ms (all blocks: p99 {:.2} ms, max {:.2} ms).",
+        s.gc_skipped, s.gc_blocks, s.gc_block_p99_ms, s.gc_block_max_ms, s.block_p99_ms, s.block_max_ms
+    );
+    Some(Section { title: "Garbage collection".into(), note, body: t })
 }
 
 fn block_time(b: &[BlockSample], boundary: &[usize], slow: &[usize]) -> io::Result<Section> {

@@ -492,6 +492,11 @@ impl LogWriter {
         Ok(())
     }
 
+    /// The chunk being appended to, so that another thread can sync it.
+    pub fn chunk(&self) -> Arc<Chunk> {
+        self.chunk.clone()
+    }
+
     /// Makes everything flushed durable.
     pub fn sync(&mut self) -> Result<()> {
         self.chunk.file.sync_data().map_err(io_err("syncing", &self.chunk.path))

@@ -94,10 +94,50 @@ impl Drop for GcHandle {
     }
 }
 
-/// Catch-up rounds without the writer lock; after them the rest is scanned under it.
-const CATCH_UP_ROUNDS: usize = 4;
-/// A catch-up round that finds less than this much new log stops the rounds.
-const CATCH_UP_BYTES: u64 = 4 << 20;
+/// Rounds of handed-over pointers processed before the switch.
+const CATCH_UP_ROUNDS: usize = 8;
+/// A round with fewer handed-over pointers than this ends the rounds.
+const CATCH_UP_SMALL: usize = 4096;
+
+/// Hashes log offsets for the set of copied records: one multiply (Fibonacci hashing)
+/// instead of SipHash, as the switch checks thousands of offsets with the writer held.
+#[derive(Default, Clone, Copy)]
+struct OffsetHasher(u64);
+
+impl std::hash::Hasher for OffsetHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0 ^ u64::from(*b)).wrapping_mul(0x100_0000_01b3);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+    fn finish(&self) -> u64 {
+        self.0.rotate_left(26)
+    }
+}
+
+/// The set of copied offsets.
+type OffsetSet = HashSet<u64, std::hash::BuildHasherDefault<OffsetHasher>>;
+
+/// A collection under way, as commits see it.
+#[derive(Debug)]
+pub(super) struct Pending {
+    /// Its floor.
+    pub floor: u64,
+    /// Pointers below the floor that commits wrote since the collection started.
+    pub roots: Vec<u64>,
+}
+
+/// Clears the pending collection however `run_gc` ends.
+struct ClearPending<'a>(&'a parking_lot::Mutex<Option<Pending>>);
+
+impl Drop for ClearPending<'_> {
+    fn drop(&mut self) {
+        *self.0.lock() = None;
+    }
+}
 
 impl Store {
     /// Starts a garbage collection in the background keeping `keep_from` and everything
@@ -173,36 +213,45 @@ impl Store {
         let pack = log.dir.clone();
         let fs = sh.config.fs.clone();
         let mut out = PrefixWriter::create(fs.as_ref(), &pack, log.uid, generation)?;
-        let mut marker = Marker { log, floor, seen: HashSet::new(), stack: Vec::new(), bytes: 0, refs: Vec::new() };
+        let mut marker =
+            Marker { log, floor, seen: OffsetSet::default(), stack: Vec::new(), bytes: 0, refs: Vec::new() };
 
-        // Rounds without the lock: everything at and above the floor written so far.
-        let mut scanned = floor;
+        // From here on, every commit hands over the pointers below the floor it writes; what
+        // was written before is scanned. The writer lock makes "before" exact.
+        let scan_end = {
+            let _writer = sh.writer.lock();
+            *sh.gc_pending.lock() = Some(Pending { floor, roots: Vec::new() });
+            log.end()
+        };
+        let _pending = ClearPending(&sh.gc_pending);
+        marker.scan(floor, scan_end, &mut out)?;
+        report.bytes_scanned = scan_end - floor;
+        // Pointers committed meanwhile: almost all reach records copied already. Rounds
+        // until a round is small, so that the one under the writer lock is smaller still.
+        let mut finished = usize::MAX;
         for _ in 0..CATCH_UP_ROUNDS {
-            let end = log.end();
-            marker.scan(scanned, end, &mut out)?;
-            report.bytes_scanned += end - scanned;
-            let small = end - scanned < CATCH_UP_BYTES;
-            scanned = end;
-            if small {
+            let noted = std::mem::take(&mut sh.gc_pending.lock().as_mut().expect("set above").roots);
+            marker.copy_all(&noted, &mut out)?;
+            if out.len() != finished {
+                out.finish(fs.as_ref(), &pack, floor)?;
+                finished = out.len();
+            } else if noted.len() < CATCH_UP_SMALL {
                 break;
             }
         }
-        out.finish(fs.as_ref(), &pack, floor)?;
         crash_point("gc:after-prefix");
         report.copy_time = started.elapsed();
 
-        // The switch, under the writer lock: the last records, then the control file.
+        // The switch, under the writer lock: the last pointers, then the new routing.
         let mut guard = sh.writer.lock();
         let paused = Instant::now();
         let w = guard.as_mut().ok_or(Error::ReadOnly)?;
         if sh.poisoned.load(Ordering::Acquire) {
             return Err(Error::Poisoned);
         }
-        let end = log.end();
-        let before = out.len();
-        marker.scan(scanned, end, &mut out)?;
-        report.bytes_scanned += end - scanned;
-        if out.len() != before {
+        let noted = sh.gc_pending.lock().take().expect("set above").roots;
+        marker.copy_all(&noted, &mut out)?;
+        if out.len() != finished {
             // The writer reused old nodes just now (rare): write the map again.
             out.finish(fs.as_ref(), &pack, floor)?;
         }
@@ -210,15 +259,10 @@ impl Store {
         report.objects_kept = prefix.len() as u64;
         report.bytes_kept = prefix.record_bytes();
         let archive = mode == GcMode::Archive;
-        let previous = *sh.gc_state.lock();
+        // From now on reads below the floor go to the prefix and commits may not point at
+        // anything else there. The files still hold everything until the control file says
+        // otherwise, so a crash before that reopens the store as it was.
         *sh.gc_state.lock() = Some(GcState { generation, floor, archive });
-        if let Err(e) = sh.write_control(w) {
-            // The old control file may or may not have been replaced: only a reopen knows.
-            *sh.gc_state.lock() = previous;
-            sh.poisoned.store(true, Ordering::Release);
-            return Err(e);
-        }
-        crash_point("gc:after-control");
         log.set_gc_view(GcView { floor, prefix: Some(Arc::new(prefix)), archive });
         if !archive {
             let mut order = sh.order.write();
@@ -226,8 +270,26 @@ impl Store {
             order.retain(|(_, o)| *o >= floor);
             report.commits_dropped = (before - order.len()) as u64;
         }
+        let durable_end = w.log.pos();
+        let unsynced = w.unsynced.then(|| w.log.chunk());
+        let (index_count, index) = w.index.snapshot();
         drop(guard);
         report.writer_pause = paused.elapsed();
+
+        // The control file names the new prefix; until it is durable, nothing is removed.
+        let switched = (|| {
+            if let Some(chunk) = unsynced {
+                chunk.file.sync_data().map_err(crate::error::io_err("syncing", &chunk.path))?;
+            }
+            index.sync_data().map_err(crate::error::io_err("syncing", sh.dir.join("commits.idx")))?;
+            sh.store_control(durable_end, index_count)
+        })();
+        if let Err(e) = switched {
+            // Memory is ahead of the disk: refuse writes until a reopen reads the disk again.
+            sh.poisoned.store(true, Ordering::Release);
+            return Err(e);
+        }
+        crash_point("gc:after-control");
 
         // Giving space back needs no lock: nothing reads below the floor from chunks now.
         report.bytes_freed = finish_release(log, fs.as_ref(), generation, floor, archive)?;
@@ -268,7 +330,7 @@ pub(super) fn finish_release(
 struct Marker<'a> {
     log: &'a Log,
     floor: u64,
-    seen: HashSet<u64>,
+    seen: OffsetSet,
     stack: Vec<u64>,
     refs: Vec<u64>,
     bytes: u64,
@@ -288,8 +350,15 @@ impl Marker<'_> {
             Ok(())
         })?;
         self.refs = refs;
-        for r in roots {
-            self.copy_from(r, out)?;
+        self.copy_all(&roots, out)
+    }
+
+    /// Copies what each of `roots` reaches.
+    fn copy_all(&mut self, roots: &[u64], out: &mut PrefixWriter) -> Result<()> {
+        for &r in roots {
+            if !self.seen.contains(&r) {
+                self.copy_from(r, out)?;
+            }
         }
         Ok(())
     }

@@ -100,6 +100,11 @@ impl IndexFile {
         Ok(())
     }
 
+    /// Entries appended so far, and the file, so that another thread can sync them.
+    pub fn snapshot(&self) -> (u64, Arc<dyn File>) {
+        (self.count, self.file.clone())
+    }
+
     /// Makes every appended entry durable; returns how many there are.
     pub fn sync(&mut self) -> Result<u64> {
         self.file.sync_data().map_err(io_err("syncing", &self.path))?;

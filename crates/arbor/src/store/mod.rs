@@ -59,7 +59,6 @@ struct Writer {
     last_sync: Instant,
     /// Bytes written but not yet synced (relaxed durability).
     unsynced: bool,
-    generation: u64,
 }
 
 /// Everything a store's handles and trees share.
@@ -78,6 +77,12 @@ pub(crate) struct Shared {
     gc_state: Mutex<Option<crate::pack::control::GcState>>,
     /// A garbage collection is running.
     gc_running: AtomicBool,
+    /// While a collection runs: its floor, and the pointers below it that commits wrote.
+    gc_pending: Mutex<Option<gc::Pending>>,
+    /// Serialises control file rewrites (the writer's and a collection's).
+    control_lock: Mutex<()>,
+    /// Generation of the last control file written.
+    control_generation: std::sync::atomic::AtomicU64,
     _lock: Option<Box<dyn LockGuard>>,
 }
 
@@ -244,9 +249,13 @@ impl Store {
             inline_max: sh.config.inline_max,
             stats: WriteStats::default(),
             gc: sh.loader.log.gc_view(),
+            pending_floor: sh.gc_pending.lock().as_ref().map_or(0, |g| g.floor),
+            below_floor: Vec::new(),
         };
         // Flushed and published so the returned tree can be read back before any commit.
-        let result = p.dir(&d).and_then(|o| w.log.flush().map(|_| o));
+        let result = p.dir(&d);
+        sh.note_gc_roots(std::mem::take(&mut p.below_floor));
+        let result = result.and_then(|o| w.log.flush().map(|_| o));
         std::mem::forget(poison);
         let offset = result.inspect_err(|_| sh.poisoned.store(true, Ordering::Release))?;
         sh.loader.log.set_end(w.log.pos());
@@ -278,13 +287,17 @@ impl Store {
             inline_max: sh.config.inline_max,
             stats: WriteStats::default(),
             gc: sh.loader.log.gc_view(),
+            pending_floor: sh.gc_pending.lock().as_ref().map_or(0, |g| g.floor),
+            below_floor: Vec::new(),
         };
         let root = match &tree.root {
             Ptr::Dir(d) => p.dir(d)?,
             Ptr::Disk(d) if d.kind == arbor_core::ChildKind::Node => p.kept(d.offset)?,
             _ => unreachable!("checked to be a directory before writing"),
         };
+        p.note(root);
         let stats = p.stats;
+        sh.note_gc_roots(p.below_floor);
         let parents_at: Vec<(Hash, Option<u64>)> = {
             let commits = sh.commits.read();
             parents.iter().map(|h| (*h, commits.get(h).copied())).collect()
@@ -488,26 +501,41 @@ impl Store {
 }
 
 impl Shared {
+    /// Hands a running collection the pointers below its floor a write just made.
+    fn note_gc_roots(&self, roots: Vec<u64>) {
+        if roots.is_empty() {
+            return;
+        }
+        if let Some(g) = self.gc_pending.lock().as_mut() {
+            g.roots.extend(roots);
+        }
+    }
+
     /// Syncs the index and rewrites the control file so recovery starts from here.
     fn write_control(&self, w: &mut Writer) -> Result<()> {
-        let sh = self;
         let index_count = w.index.sync()?;
         crash_point("control:after-index-sync");
-        w.generation += 1;
-        let control = Control {
-            uid: sh.loader.log.uid,
-            generation: w.generation,
-            inode: sh.loader.inode,
-            durable_end: w.log.pos(),
-            index_count,
-            last_commit: sh.order.read().last().copied(),
-            heads: sh.heads.read().iter().map(|(n, (h, o))| (n.clone(), *h, *o)).collect(),
-            gc: *sh.gc_state.lock(),
-        };
-        control.write(sh.config.fs.as_ref(), &sh.dir)?;
+        self.store_control(w.log.pos(), index_count)?;
         crash_point("control:after-write");
         w.commits_since_control = 0;
         Ok(())
+    }
+
+    /// Writes the control file for a log whose first `durable_end` bytes and index whose
+    /// first `index_count` entries are durable, with the heads and GC state in memory now.
+    fn store_control(&self, durable_end: u64, index_count: u64) -> Result<()> {
+        let _serial = self.control_lock.lock();
+        let control = Control {
+            uid: self.loader.log.uid,
+            generation: self.control_generation.fetch_add(1, Ordering::AcqRel) + 1,
+            inode: self.loader.inode,
+            durable_end,
+            index_count,
+            last_commit: self.order.read().last().copied(),
+            heads: self.heads.read().iter().map(|(n, (h, o))| (n.clone(), *h, *o)).collect(),
+            gc: *self.gc_state.lock(),
+        };
+        control.write(self.config.fs.as_ref(), &self.dir)
     }
 }
 

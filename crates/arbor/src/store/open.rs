@@ -158,7 +158,6 @@ pub(super) fn open(dir: &Path, config: Config) -> Result<Store> {
             commits_since_control: found.commits.len() as u32,
             last_sync: Instant::now(),
             unsynced: false,
-            generation: control.generation,
         };
         Some(w)
     } else {
@@ -192,6 +191,9 @@ pub(super) fn open(dir: &Path, config: Config) -> Result<Store> {
         poisoned: AtomicBool::new(false),
         gc_state: Mutex::new(control.gc),
         gc_running: AtomicBool::new(false),
+        gc_pending: Mutex::new(None),
+        control_lock: Mutex::new(()),
+        control_generation: std::sync::atomic::AtomicU64::new(control.generation),
         _lock: lock,
     };
     let store = Store { shared: Arc::new(shared), ctx };

@@ -39,20 +39,32 @@ pub(crate) struct Persister<'a> {
     pub stats: WriteStats,
     /// What garbage collection dropped: nodes must not be written pointing there.
     pub gc: std::sync::Arc<GcView>,
+    /// The floor of a collection under way (0 if none): pointers below it are noted.
+    pub pending_floor: u64,
+    /// Pointers below `pending_floor` written, for the collection to keep what they reach.
+    pub below_floor: Vec<u64>,
 }
 
 impl Persister<'_> {
-    fn mine(&self, p: Option<&Persisted>) -> Result<Option<u64>> {
+    fn mine(&mut self, p: Option<&Persisted>) -> Result<Option<u64>> {
         p.filter(|p| p.store == self.uid).map(|p| self.kept(p.offset)).transpose()
+    }
+
+    /// Notes a pointer about to be written, for a collection under way.
+    pub fn note(&mut self, offset: u64) {
+        if offset < self.pending_floor {
+            self.below_floor.push(offset);
+        }
     }
 
     /// `offset`, if the record there survived garbage collection. A tree of a dropped commit
     /// held across a collection would otherwise be committed pointing at nothing.
-    pub fn kept(&self, offset: u64) -> Result<u64> {
+    pub fn kept(&mut self, offset: u64) -> Result<u64> {
         let gc = &self.gc;
         if offset < gc.floor && !gc.archive && !gc.prefix.as_ref().is_some_and(|p| p.contains(offset)) {
             return Err(crate::error::Error::ObjectDropped { offset });
         }
+        self.note(offset);
         Ok(offset)
     }
 

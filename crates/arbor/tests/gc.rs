@@ -313,3 +313,22 @@ fn old_nodes_committed_during_a_gc_are_kept() {
     history.push((h, model));
     check_history(&store, &history, 30, "reopened");
 }
+
+#[test]
+fn read_only_handle_follows_a_gc_at_refresh() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = Config { chunk_bytes: 64 << 10, ..Config::default() };
+    let store = Store::open_with(dir.path(), config.clone()).unwrap();
+    let mut history = Vec::new();
+    run_blocks(&store, &mut history, 21, 40);
+    let reader = Store::open_with(dir.path(), Config { read_only: true, ..config }).unwrap();
+    assert_eq!(reader.commits().len(), 40);
+    store.gc_blocking(&history[30].0, GcMode::Drop).unwrap();
+    run_blocks(&store, &mut history, 21, 3);
+    assert_eq!(reader.refresh().unwrap(), 3);
+    check_history(&reader, &history, 30, "read-only after refresh");
+    // And a second collection, whose prefix replaces the first.
+    store.gc_blocking(&history[38].0, GcMode::Drop).unwrap();
+    reader.refresh().unwrap();
+    check_history(&reader, &history, 38, "read-only after a second gc");
+}

@@ -23,7 +23,9 @@ use crate::store::Store;
 use crate::tree::Tree;
 
 /// A finished sub-directory holding at least this many bytes in memory is persisted before
-/// it is grafted into its parent.
+/// it is grafted into its parent. Persisting every one instead (measured on the 1M-value
+/// Tezos-like state, 473k directories) cost one write each: 0.7 s more system time, for
+/// 33 MiB less peak RSS.
 const CHILD_WEIGHT: u64 = 256 << 10;
 /// A directory being built is persisted part-way once it holds this many bytes in memory.
 const PARTIAL_WEIGHT: u64 = 8 << 20;

@@ -242,16 +242,7 @@ impl Store {
             return Err(Error::Poisoned);
         }
         let poison = PoisonOnUnwind(&sh.poisoned);
-        let mut p = Persister {
-            loader: &sh.loader,
-            w: &mut w.log,
-            uid: sh.loader.uid,
-            inline_max: sh.config.inline_max,
-            stats: WriteStats::default(),
-            gc: sh.loader.log.gc_view(),
-            pending_floor: sh.gc_pending.lock().as_ref().map_or(0, |g| g.floor),
-            below_floor: Vec::new(),
-        };
+        let mut p = sh.persister(&mut w.log);
         // Flushed and published so the returned tree can be read back before any commit.
         let result = p.dir(&d);
         sh.note_gc_roots(std::mem::take(&mut p.below_floor));
@@ -280,16 +271,7 @@ impl Store {
         // Hash first, from the root down: the top of the changed tree is hashed in parallel
         // (`prehash`), which writing children-first would otherwise do one node at a time.
         let tree_hash = tree.hash();
-        let mut p = Persister {
-            loader: &sh.loader,
-            w: &mut w.log,
-            uid: sh.loader.uid,
-            inline_max: sh.config.inline_max,
-            stats: WriteStats::default(),
-            gc: sh.loader.log.gc_view(),
-            pending_floor: sh.gc_pending.lock().as_ref().map_or(0, |g| g.floor),
-            below_floor: Vec::new(),
-        };
+        let mut p = sh.persister(&mut w.log);
         let root = match &tree.root {
             Ptr::Dir(d) => p.dir(d)?,
             Ptr::Disk(d) if d.kind == arbor_core::ChildKind::Node => p.kept(d.offset)?,
@@ -501,6 +483,20 @@ impl Store {
 }
 
 impl Shared {
+    /// A persister appending to `log`, aware of garbage collection done and under way.
+    fn persister<'a>(&'a self, log: &'a mut LogWriter) -> Persister<'a> {
+        Persister {
+            loader: &self.loader,
+            w: log,
+            uid: self.loader.uid,
+            inline_max: self.config.inline_max,
+            stats: WriteStats::default(),
+            gc: self.loader.log.gc_view(),
+            pending_floor: self.gc_pending.lock().as_ref().map_or(0, |g| g.floor),
+            below_floor: Vec::new(),
+        }
+    }
+
     /// Hands a running collection the pointers below its floor a write just made.
     fn note_gc_roots(&self, roots: Vec<u64>) {
         if roots.is_empty() {

@@ -36,7 +36,8 @@ const ENTRY_WEIGHT: u64 = 96;
 ///
 /// The store may already hold other commits: the import only adds this one (and sets no
 /// head). If it already holds this commit, the file is still read through and checked, but
-/// nothing is written. On any error nothing is committed; records already written for
+/// nothing is written. The commit is as durable as any other under the store's durability
+/// policy when this returns. On any error nothing is committed; records already written for
 /// finished sub-directories are unreferenced, and a writable open cuts them off the log's
 /// tail if no commit followed them.
 pub fn import<R: Read>(store: &Store, input: R) -> Result<ImportStats> {

@@ -209,6 +209,11 @@ fn files_on_disk_and_their_header() {
     assert!(!missing.exists() && !dir.path().join("missing.arbor.tmp").exists());
 }
 
+/// Where the first block starts: after the header's 16 bytes, body and crc.
+fn header_len(file: &[u8]) -> usize {
+    20 + u32::from_le_bytes(file[12..16].try_into().unwrap()) as usize
+}
+
 /// Asserts that importing `file` fails with a snapshot error into a fresh store, which is
 /// left without commits; returns the error.
 fn refused(file: &[u8], cfg: InodeConfig) -> SnapshotError {
@@ -257,6 +262,44 @@ fn every_truncation_is_refused_and_extra_bytes_too() {
     let mut longer = file.clone();
     longer.push(0);
     assert_eq!(refused(&longer, cfg), SnapshotError::TrailingBytes { offset: file.len() as u64 });
+}
+
+/// A file of several blocks (values crossing block boundaries): corruptions at random places,
+/// of one byte or a burst, and cuts just around each block boundary.
+#[test]
+fn corruptions_of_a_multi_block_file_are_refused() {
+    let cfg = InodeConfig::TEZOS;
+    let store = mem_store(cfg);
+    let mut m = Model::new();
+    let mut rng = Rng::new(77);
+    for i in 0..3000u32 {
+        let len = if i % 500 == 0 { 700_000 } else { rng.below(300) as usize };
+        let v: Vec<u8> = (0..len).map(|_| rng.next_u64() as u8).collect();
+        common::model_add(&mut m, &[format!("d{}", i % 7).into_bytes(), format!("{i}").into_bytes()], &v);
+    }
+    let h = commit_model(&store, &m, &[], 0, b"");
+    let file = round_trip(&store, &h, &m);
+    let header = header_len(&file);
+    assert!(file.len() > 3 << 20, "several blocks");
+    for _ in 0..150 {
+        let mut bad = file.clone();
+        let at = rng.below(file.len() as u64) as usize;
+        let burst = 1 + rng.below(16) as usize;
+        for b in &mut bad[at..(at + burst).min(file.len())] {
+            *b ^= 1 + rng.below(255) as u8;
+        }
+        refused(&bad, cfg);
+    }
+    // Every block starts with 'B' after the header: cut just before, at and after each start.
+    let mut at = header;
+    while file[at] == b'B' {
+        for cut in [at - 1, at, at + 1, at + 13] {
+            assert!(matches!(refused(&file[..cut], cfg), SnapshotError::Truncated { .. }));
+        }
+        let packed = u32::from_le_bytes(file[at + 5..at + 9].try_into().unwrap()) as usize;
+        at += 13 + packed;
+    }
+    assert_eq!(file.len() - at, 45, "the trailer follows the last block");
 }
 
 #[test]

@@ -186,6 +186,33 @@ fn import_into_a_store_with_commits_adds_one_and_a_second_import_writes_nothing(
     assert!(matches!(snapshot::import(&to, &bad[..]), Err(Error::Snapshot(_))));
 }
 
+/// A rolling node: a snapshot of an old commit taken before a collection drops it brings it
+/// back when imported into the same store; commits kept by the collection export as before.
+#[test]
+fn snapshots_and_garbage_collection() {
+    let fs = MemFs::new();
+    let store = Store::open_with("/s", Config { chunk_bytes: 16 << 10, ..mem_config(&fs) }).unwrap();
+    let (mut t, mut m, mut history) = (store.empty(), Model::new(), Vec::<(Hash, Model)>::new());
+    for n in 0..30 {
+        let ops = block_ops(5, n, 200);
+        t = apply_tree(t, &ops);
+        apply_model(&mut m, &ops);
+        let parents: Vec<Hash> = history.last().map(|c| c.0).into_iter().collect();
+        history.push((store.commit(&t, &parents, n as i64, "Tezos", "").unwrap(), m.clone()));
+    }
+    let (old, old_model) = history[3].clone();
+    let old_file = export(&store, &old);
+    store.gc_blocking(&history[20].0, arbor::GcMode::Drop).unwrap();
+    assert!(matches!(store.checkout(&old), Err(Error::CommitDropped { .. })));
+    for (h, model) in &history[20..] {
+        round_trip(&store, h, model);
+    }
+    let back = snapshot::import(&store, &old_file[..]).unwrap();
+    assert!(back.written, "a dropped commit is not held: the import writes it again");
+    check_values_and_hash(&store.checkout(&old).unwrap(), &old_model, InodeConfig::TEZOS);
+    assert_fsck_clean(&store, "after importing a dropped commit");
+}
+
 #[test]
 fn files_on_disk_and_their_header() {
     let dir = tempfile::tempdir().unwrap();

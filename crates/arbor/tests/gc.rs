@@ -332,3 +332,22 @@ fn read_only_handle_follows_a_gc_at_refresh() {
     reader.refresh().unwrap();
     check_history(&reader, &history, 38, "read-only after a second gc");
 }
+
+#[test]
+fn a_collection_keeps_exactly_what_the_kept_commit_reaches() {
+    // Keeping only the newest commit, every record below the floor that is kept must be one
+    // of its tree's records, and all of them: the prefix holds exactly that tree.
+    let fs = MemFs::new();
+    let store = Store::open_with(DIR, config(&fs)).unwrap();
+    let mut history = Vec::new();
+    for round in 0..3 {
+        run_blocks(&store, &mut history, 17, 30);
+        let last = history.last().unwrap().0;
+        let report = store.gc_blocking(&last, GcMode::Drop).unwrap();
+        let stats = store.stats_of(Some(&[last])).unwrap();
+        let records: u64 = stats.records.iter().sum();
+        let bytes: u64 = stats.record_bytes.iter().sum();
+        assert_eq!(report.objects_kept, records, "round {round}: records kept");
+        assert_eq!(report.bytes_kept, bytes, "round {round}: bytes kept");
+    }
+}

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use arbor_trace::Profile;
 use clap::Parser;
 
-/// Backends the harness knows, in the order they run.
+/// Backends the harness knows.
 pub const BACKENDS: [&str; 5] = ["arbor", "nomt", "firewood", "geth", "geth-deferred"];
 
 /// Replays the same trace on arbor and on peer stores and compares block times, memory, disk
@@ -17,7 +17,7 @@ pub struct Args {
     /// --profile, --blocks, --values, --seed and --cycle-length.
     #[arg(long)]
     pub trace: Option<PathBuf>,
-    /// Backends to run, comma-separated: arbor, nomt, firewood, geth, geth-deferred.
+    /// Backends to run, comma-separated, in this order: arbor, nomt, firewood, geth, geth-deferred.
     #[arg(long, default_value = "arbor,nomt,firewood,geth", value_delimiter = ',')]
     pub backends: Vec<String>,
     /// Replay at most this many blocks (and generate this many without --trace).

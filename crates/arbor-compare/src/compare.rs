@@ -87,6 +87,53 @@ fn open_trace(path: &Path) -> Result<TraceReader<BufReader<File>>> {
     Ok(TraceReader::new(BufReader::with_capacity(1 << 20, file))?)
 }
 
+/// What identifies a flat stream: the trace it came from and the blocks it holds.
+#[derive(Serialize, Deserialize, PartialEq)]
+struct FlatSource {
+    trace: String,
+    trace_len: u64,
+    trace_modified_ns: u128,
+    blocks: Option<u64>,
+}
+
+fn flat_source(trace: &Path, blocks: Option<u64>) -> Result<FlatSource> {
+    let meta = std::fs::metadata(trace).ctx(|| format!("reading {}", trace.display()))?;
+    let modified = meta.modified().ctx(|| format!("reading {}", trace.display()))?;
+    Ok(FlatSource {
+        trace: trace.display().to_string(),
+        trace_len: meta.len(),
+        trace_modified_ns: modified.duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos()),
+        blocks,
+    })
+}
+
+/// Translates the trace into `flat` for the peers, or reuses the stream a previous run left
+/// there for the same trace and block count (recorded in `flat.json` beside it). Returns the
+/// translation's figures and the seconds it took (0 when reused).
+fn flat_stream(trace: &Path, flat: &Path, blocks: Option<u64>, out: &mut dyn Write) -> Result<(FlattenStats, f64)> {
+    let source = flat_source(trace, blocks)?;
+    let sidecar = flat.with_extension("json");
+    if let Ok(text) = std::fs::read(&sidecar) {
+        if let Ok((s, stats)) = serde_json::from_slice::<(FlatSource, FlattenStats)>(&text) {
+            if s == source && flat.is_file() {
+                let _ = writeln!(out, "flatten    reusing {} (same trace, same blocks)", flat.display());
+                return Ok((stats, 0.0));
+            }
+        }
+    }
+    let _ = std::fs::remove_file(&sidecar);
+    let _ = writeln!(out, "flatten    translating the trace for the peers into {} ...", flat.display());
+    let _ = out.flush();
+    let start = Instant::now();
+    let sink = BufWriter::with_capacity(1 << 20, File::create(flat).ctx(|| format!("creating {}", flat.display()))?);
+    let stats = flatten(open_trace(trace)?, sink, blocks)?;
+    let seconds = start.elapsed().as_secs_f64();
+    let _ = writeln!(out, "flatten    {} blocks, {:.1} s", stats.blocks, seconds);
+    let text = serde_json::to_vec(&(source, &stats)).map_err(|e| CompareError::Json("encoding flat.json".into(), e))?;
+    std::fs::write(&sidecar, text).ctx(|| format!("writing {}", sidecar.display()))?;
+    Ok((stats, seconds))
+}
+
 /// Runs one backend's process and reads its result.
 fn run_one(mut cmd: Command, name: &str, store: &Path, result: &Path, keep: bool) -> Result<BackendRun> {
     if store.exists() {
@@ -138,21 +185,21 @@ pub fn run(args: &Args, out: &mut dyn Write) -> Result<()> {
     };
     let flat = dir.join("flat.bin");
     if args.backends.iter().any(|b| b != "arbor") {
-        let _ = writeln!(out, "flatten    translating the trace for the peers into {} ...", flat.display());
-        let _ = out.flush();
-        let start = Instant::now();
-        let sink =
-            BufWriter::with_capacity(1 << 20, File::create(&flat).ctx(|| format!("creating {}", flat.display()))?);
-        let stats = flatten(open_trace(&trace)?, sink, args.blocks)?;
-        cmp.flatten_seconds = start.elapsed().as_secs_f64();
-        let _ = writeln!(out, "flatten    {} blocks, {:.1} s", stats.blocks, cmp.flatten_seconds);
+        let (stats, seconds) = flat_stream(&trace, &flat, args.blocks, out)?;
         cmp.flatten = Some(stats);
+        cmp.flatten_seconds = seconds;
     }
     let buckets =
         args.nomt_buckets.unwrap_or_else(|| crate::backend::nomt::NomtSettings::for_values(initial_values).buckets);
     let exe = std::env::current_exe().ctx(|| "locating this program".into())?;
     let mut geth_bin: Option<GethBinary> = None;
-    for name in BACKENDS.iter().filter(|b| args.backends.iter().any(|a| a == *b)) {
+    let mut order: Vec<&str> = Vec::new();
+    for b in &args.backends {
+        if !order.contains(&b.as_str()) {
+            order.push(b);
+        }
+    }
+    for name in &order {
         let store = dir.join("stores").join(name);
         let result = dir.join("results").join(format!("{name}.json"));
         std::fs::create_dir_all(dir.join("results")).ctx(|| "creating the results directory".into())?;

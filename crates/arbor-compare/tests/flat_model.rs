@@ -50,7 +50,8 @@ fn flat_replay_matches_the_trace() {
     generate(params, &mut trace).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let flat = dir.path().join("flat.bin");
-    let stats = flatten(TraceReader::new(trace.as_slice()).unwrap(), std::fs::File::create(&flat).unwrap(), None).unwrap();
+    let stats =
+        flatten(TraceReader::new(trace.as_slice()).unwrap(), std::fs::File::create(&flat).unwrap(), None).unwrap();
     assert_eq!(stats.blocks, 12);
     assert_eq!(stats.initial_values, 20_000);
     assert_eq!(stats.index_disagreements, 0);

@@ -150,6 +150,7 @@ impl Store {
         let thread = std::thread::Builder::new()
             .name("arbor-gc".into())
             .spawn(move || {
+                background_priority();
                 let r = store.run_gc(&hash, mode);
                 store.shared.gc_running.store(false, Ordering::Release);
                 r
@@ -296,6 +297,16 @@ impl Store {
         crash_point("gc:after-release");
         report.total_time = started.elapsed();
         Ok(report)
+    }
+}
+
+/// Lowers the calling thread's CPU priority (Linux: nice +10 for this thread only), so that a
+/// collection takes the cores blocks leave idle rather than time from them.
+fn background_priority() {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    {
+        // Best effort: at worst the collection competes with the writer as an equal.
+        let _ = rustix::process::setpriority_process(Some(rustix::thread::gettid()), 10);
     }
 }
 

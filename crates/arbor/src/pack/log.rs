@@ -336,33 +336,37 @@ impl Log {
     /// punches out the dead start of the chunk holding it. Idempotent, so an open can finish
     /// the work of a GC that crashed after its control file was written. Returns bytes freed.
     pub fn release_below(&self, floor: u64, archive: bool) -> Result<u64> {
+        // File operations run without the chunk-list lock: every read takes it, and removing
+        // a gigabyte file can take long enough to stall blocks.
+        let all = self.chunks();
+        let below: Vec<Arc<Chunk>> = all.windows(2).filter(|w| w[1].start <= floor).map(|w| w[0].clone()).collect();
         let mut freed = 0;
-        let mut chunks = self.chunks.write();
-        let lower = self.dir.join(LOWER_DIR);
-        let mut i = 0;
-        while i + 1 < chunks.len() && chunks[i + 1].start <= floor {
-            let c = chunks[i].clone();
-            if archive {
-                if c.path.parent() != Some(lower.as_path()) {
-                    self.fs.create_dir_all(&lower).map_err(io_err("creating", &lower))?;
-                    let to = lower.join(chunk_name(c.start));
-                    self.fs.rename(&c.path, &to).map_err(io_err("moving to the lower layer", &c.path))?;
-                    self.fs.sync_dir(&lower).map_err(io_err("syncing", &lower))?;
-                    chunks[i] = Arc::new(Chunk { start: c.start, file: c.file.clone(), path: to });
+        if archive {
+            let lower = self.dir.join(LOWER_DIR);
+            for c in below.iter().filter(|c| c.path.parent() != Some(lower.as_path())) {
+                self.fs.create_dir_all(&lower).map_err(io_err("creating", &lower))?;
+                let to = lower.join(chunk_name(c.start));
+                self.fs.rename(&c.path, &to).map_err(io_err("moving to the lower layer", &c.path))?;
+                self.fs.sync_dir(&lower).map_err(io_err("syncing", &lower))?;
+                let moved = Arc::new(Chunk { start: c.start, file: c.file.clone(), path: to });
+                if let Some(slot) = self.chunks.write().iter_mut().find(|x| x.start == c.start) {
+                    *slot = moved;
                 }
-                i += 1;
-            } else {
+            }
+        } else {
+            self.chunks.write().retain(|c| !below.iter().any(|b| b.start == c.start));
+            for c in &below {
                 freed += c.file.len().map_err(io_err("reading the length of", &c.path))?;
                 self.fs.remove_file(&c.path).map_err(io_err("removing", &c.path))?;
-                chunks.remove(i);
             }
         }
         self.fs.sync_dir(&self.dir).map_err(io_err("syncing", &self.dir))?;
         if !archive {
-            if let Some(c) = chunks.iter().find(|c| c.start <= floor && floor > c.start + CHUNK_HEADER_LEN) {
-                let from = CHUNK_HEADER_LEN;
+            // The chunk holding the floor: its start is dead.
+            let boundary = all.iter().rev().find(|c| c.start <= floor);
+            if let Some(c) = boundary.filter(|c| floor > c.start + CHUNK_HEADER_LEN) {
                 let len = floor - c.start - CHUNK_HEADER_LEN;
-                match c.file.punch_hole(from, len) {
+                match c.file.punch_hole(CHUNK_HEADER_LEN, len) {
                     Ok(()) => freed += len,
                     // Not every file system can; the space then comes back when the chunk goes.
                     Err(e) if e.kind() == std::io::ErrorKind::Unsupported => {}

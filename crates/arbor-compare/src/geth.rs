@@ -47,7 +47,7 @@ pub fn prepare(prebuilt: Option<&Path>, bin_dir: &Path) -> Result<GethBinary> {
     let bin =
         std::path::absolute(bin_dir.join("arbor-compare-geth")).ctx(|| "resolving the geth binary path".into())?;
     let output = Command::new(&go)
-        .args(["build", "-mod=readonly", "-trimpath", "-o"])
+        .args(["build", "-mod=readonly", "-trimpath", "-buildvcs=false", "-o"])
         .arg(&bin)
         .arg(".")
         .current_dir(&src)

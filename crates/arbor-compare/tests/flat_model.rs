@@ -48,8 +48,9 @@ fn flat_replay_matches_the_trace() {
     let params = GeneratorParams { blocks: 12, values: 20_000, cycle_length: 10, ..GeneratorParams::default() };
     let mut trace = Vec::new();
     generate(params, &mut trace).unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let flat = dir.path().join("flat.bin");
+    let dir = std::env::temp_dir().join(format!("arbor-compare-flat-model-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let flat = dir.join("flat.bin");
     let stats =
         flatten(TraceReader::new(trace.as_slice()).unwrap(), std::fs::File::create(&flat).unwrap(), None).unwrap();
     assert_eq!(stats.blocks, 12);
@@ -59,7 +60,8 @@ fn flat_replay_matches_the_trace() {
     assert!(stats.subtree_deletes > 0);
     assert_eq!(stats.lists_skipped, 12);
     let mut run = BackendRun::default();
-    replay_flat(Box::<MapStore>::default(), dir.path(), &flat, &mut run).unwrap();
+    replay_flat(Box::<MapStore>::default(), &dir, &flat, &mut run).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
     assert_eq!(run.blocks.len(), 12);
     assert_eq!(run.mismatches, 0, "every checked read matches the trace");
     assert_eq!(run.checked_reads, stats.finds + stats.mems + stats.tree_tests_answered);

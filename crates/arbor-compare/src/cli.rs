@@ -6,7 +6,7 @@ use arbor_trace::Profile;
 use clap::Parser;
 
 /// Backends the harness knows.
-pub const BACKENDS: [&str; 5] = ["arbor", "nomt", "firewood", "geth", "geth-deferred"];
+pub const BACKENDS: [&str; 6] = ["arbor", "arbor-gc", "nomt", "firewood", "geth", "geth-deferred"];
 
 /// Replays the same trace on arbor and on peer stores and compares block times, memory, disk
 /// space and bytes written, each as a ratio to arbor's.
@@ -17,7 +17,7 @@ pub struct Args {
     /// --profile, --blocks, --values, --seed and --cycle-length.
     #[arg(long)]
     pub trace: Option<PathBuf>,
-    /// Backends to run, comma-separated, in this order: arbor, nomt, firewood, geth, geth-deferred.
+    /// Backends to run, comma-separated, in this order: arbor, arbor-gc, nomt, firewood, geth, geth-deferred.
     #[arg(long, default_value = "arbor,nomt,firewood,geth", value_delimiter = ',')]
     pub backends: Vec<String>,
     /// Replay at most this many blocks (and generate this many without --trace).
@@ -62,7 +62,7 @@ pub struct Args {
 #[derive(Parser, Debug, Clone)]
 #[command(name = "arbor-compare worker")]
 pub struct WorkerArgs {
-    /// Backend: arbor (reads the trace), nomt or firewood (read the flat stream).
+    /// Backend: arbor or arbor-gc (read the trace), nomt or firewood (read the flat stream).
     #[arg(long)]
     pub backend: String,
     /// The trace (arbor) or the flat stream (peers).

@@ -184,7 +184,7 @@ pub fn run(args: &Args, out: &mut dyn Write) -> Result<()> {
         figures: Vec::new(),
     };
     let flat = dir.join("flat.bin");
-    if args.backends.iter().any(|b| b != "arbor") {
+    if args.backends.iter().any(|b| !b.starts_with("arbor")) {
         let (stats, seconds) = flat_stream(&trace, &flat, args.blocks, out)?;
         cmp.flatten = Some(stats);
         cmp.flatten_seconds = seconds;
@@ -222,7 +222,7 @@ pub fn run(args: &Args, out: &mut dyn Write) -> Result<()> {
                 let mut c = Command::new(&exe);
                 c.arg("worker").arg("--backend").arg(name).arg("--dir").arg(&store).arg("--out").arg(&result);
                 c.arg("--nomt-buckets").arg(buckets.to_string());
-                if *name == "arbor" {
+                if name.starts_with("arbor") {
                     c.arg("--input").arg(&trace);
                     if let Some(n) = args.blocks {
                         c.arg("--blocks").arg(n.to_string());

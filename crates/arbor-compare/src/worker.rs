@@ -8,9 +8,9 @@ use crate::result::{BackendRun, Status};
 
 fn run_backend(args: &WorkerArgs, run: &mut BackendRun) -> Result<()> {
     match args.backend.as_str() {
-        "arbor" => {
+        "arbor" | "arbor-gc" => {
             run.version = format!("arbor {} (this repository)", env!("CARGO_PKG_VERSION"));
-            backend::arbor::run(&args.input, &args.dir, args.blocks, run)
+            backend::arbor::run(&args.input, &args.dir, args.blocks, args.backend == "arbor-gc", run)
         }
         "nomt" => {
             run.version = "nomt 1.0.5".into();

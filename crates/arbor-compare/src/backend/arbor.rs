@@ -27,8 +27,15 @@ pub fn describe(config: &Config) -> String {
     )
 }
 
-/// Replays `trace` (at most `max_blocks` blocks) into a fresh store in `dir` and fills `run`.
-pub fn run(trace: &Path, dir: &Path, max_blocks: Option<u64>, run: &mut BackendRun) -> Result<()> {
+/// Garbage collection of a rolling node (`arbor-gc`): a background collection after every
+/// [`GC_EVERY`] blocks keeps the newest [`GC_KEEP`] commits and drops the rest.
+pub const GC_EVERY: u64 = 100;
+/// Commits each collection keeps (as many as the 128 revisions Firewood and geth keep in memory).
+pub const GC_KEEP: u64 = 128;
+
+/// Replays `trace` (at most `max_blocks` blocks) into a fresh store in `dir` and fills `run`;
+/// with `gc`, collects garbage as a rolling node would ([`GC_EVERY`], [`GC_KEEP`]).
+pub fn run(trace: &Path, dir: &Path, max_blocks: Option<u64>, gc: bool, run: &mut BackendRun) -> Result<()> {
     let open = || -> Result<TraceReader<BufReader<File>>> {
         let file = File::open(trace).ctx(|| format!("opening {}", trace.display()))?;
         Ok(TraceReader::new(BufReader::with_capacity(1 << 20, file))?)
@@ -38,7 +45,15 @@ pub fn run(trace: &Path, dir: &Path, max_blocks: Option<u64>, run: &mut BackendR
     run.durability = format!("{:?}: commit returns after fdatasync of the log", config.durability);
     let store = Store::open_with(dir, config)?;
     let reader = open()?;
-    let opts = ReplayOptions { max_blocks, ..ReplayOptions::default() };
+    let mut opts = ReplayOptions { max_blocks, ..ReplayOptions::default() };
+    if gc {
+        opts.gc_every = Some(GC_EVERY);
+        opts.gc_keep = GC_KEEP;
+        opts.gc_mode = arbor::GcMode::Drop;
+        run.settings.push_str(&format!(
+            "; background garbage collection after every {GC_EVERY} blocks keeping the newest {GC_KEEP} commits (rolling node)"
+        ));
+    }
     let start = Instant::now();
     let (_, loaded) = load_initial_state(&store, reader.header(), opts.load_batch)?;
     run.load_seconds = start.elapsed().as_secs_f64();

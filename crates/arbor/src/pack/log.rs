@@ -52,8 +52,14 @@ fn chunk_name(start: u64) -> String {
     format!("{start:020}.chunk")
 }
 
-/// Checks a chunk header whose checksum is good; returns the chunk's start offset.
+/// Checks a chunk header; returns the chunk's start offset.
 fn check_header(h: &[u8; CHUNK_HEADER_LEN as usize], name: &str, uid: u64, path: &Path) -> Result<u64> {
+    let stored = u32::from_le_bytes(h[28..].try_into().expect("4"));
+    let computed = crc32c::crc32c(&h[..28]);
+    if stored != computed {
+        let kind = Corruption::Checksum { stored, computed };
+        return Err(Error::Corrupt { file: path.to_path_buf(), offset: 0, kind });
+    }
     if &h[..8] != CHUNK_MAGIC {
         return Err(Error::Corrupt { file: path.to_path_buf(), offset: 0, kind: Corruption::BadMagic });
     }
@@ -105,15 +111,6 @@ impl Log {
                 let file = fs.open(&path, OpenOptions::default()).map_err(io_err("opening", &path))?;
                 let mut h = [0u8; CHUNK_HEADER_LEN as usize];
                 file.read_exact_at(&mut h, 0).map_err(io_err("reading", &path))?;
-                let stored = u32::from_le_bytes(h[28..].try_into().expect("4"));
-                let computed = crc32c::crc32c(&h[..28]);
-                if stored != computed {
-                    return Err(Error::Corrupt {
-                        file: path,
-                        offset: 0,
-                        kind: Corruption::Checksum { stored, computed },
-                    });
-                }
                 let start = check_header(&h, name, uid, &path)?;
                 chunks.push(Arc::new(Chunk { start, file, path }));
             }
@@ -292,8 +289,9 @@ impl Log {
     /// `from` must be a record start at or above the GC floor.
     pub fn for_each_record(&self, from: u64, to: u64, f: &mut RecordVisitor<'_>) -> Result<()> {
         let mut pos = from;
-        for (i, chunk) in self.chunks().iter().enumerate() {
-            let chunk_end = self.chunks().get(i + 1).map_or(to, |n| n.start.min(to));
+        let chunks = self.chunks();
+        for (i, chunk) in chunks.iter().enumerate() {
+            let chunk_end = chunks.get(i + 1).map_or(to, |n| n.start.min(to));
             if chunk_end <= pos {
                 continue;
             }

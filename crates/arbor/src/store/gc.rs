@@ -214,8 +214,7 @@ impl Store {
         let pack = log.dir.clone();
         let fs = sh.config.fs.clone();
         let mut out = PrefixWriter::create(fs.as_ref(), &pack, log.uid, generation)?;
-        let mut marker =
-            Marker { log, floor, seen: OffsetSet::default(), stack: Vec::new(), bytes: 0, refs: Vec::new() };
+        let mut marker = Marker { log, floor, seen: OffsetSet::default(), stack: Vec::new(), refs: Vec::new() };
 
         // From here on, every commit hands over the pointers below the floor it writes; what
         // was written before is scanned. The writer lock makes "before" exact.
@@ -300,6 +299,17 @@ impl Store {
     }
 }
 
+/// The routing a completed collection left, as its control file records it: its prefix,
+/// opened and checked against the control file's floor.
+pub(super) fn load_view(fs: &dyn crate::io::FileSystem, log: &Log, g: GcState) -> Result<GcView> {
+    let prefix = crate::pack::prefix::Prefix::open(fs, &log.dir, log.uid, g.generation)?;
+    if prefix.floor != g.floor {
+        let kind = crate::error::Corruption::BadEncoding("prefix floor differs from the control file's");
+        return Err(Error::Corrupt { file: prefix.path.clone(), offset: 0, kind });
+    }
+    Ok(GcView { floor: g.floor, prefix: Some(Arc::new(prefix)), archive: g.archive })
+}
+
 /// Lowers the calling thread's CPU priority (Linux: nice +10 for this thread only), so that a
 /// collection takes the cores blocks leave idle rather than time from them.
 fn background_priority() {
@@ -344,7 +354,6 @@ struct Marker<'a> {
     seen: OffsetSet,
     stack: Vec<u64>,
     refs: Vec<u64>,
-    bytes: u64,
 }
 
 impl Marker<'_> {
@@ -384,7 +393,6 @@ impl Marker<'_> {
             }
             let (k, raw, body) = self.log.read_raw(at)?;
             out.append(at, &raw)?;
-            self.bytes += raw.len() as u64;
             self.refs.clear();
             children(k, &raw[body], at, &mut self.refs).map_err(|what| self.log.corrupt_at(at, what))?;
             self.stack.extend(self.refs.iter().rev().copied().filter(|o| !self.seen.contains(o)));

@@ -463,12 +463,7 @@ impl Store {
         let Some(control) = Control::read(sh.config.fs.as_ref(), &sh.dir)? else { return Ok(()) };
         let Some(g) = control.gc.filter(|g| Some(*g) != *sh.gc_state.lock()) else { return Ok(()) };
         let log = &sh.loader.log;
-        let prefix = crate::pack::prefix::Prefix::open(sh.config.fs.as_ref(), &log.dir, log.uid, g.generation)?;
-        log.set_gc_view(crate::pack::log::GcView {
-            floor: g.floor,
-            prefix: Some(Arc::new(prefix)),
-            archive: g.archive,
-        });
+        log.set_gc_view(gc::load_view(sh.config.fs.as_ref(), log, g)?);
         *sh.gc_state.lock() = Some(g);
         if !g.archive {
             sh.order.write().retain(|(_, o)| *o >= g.floor);

@@ -16,8 +16,8 @@ use super::{Shared, Store, Writer};
 use crate::config::Config;
 use crate::error::{io_err, Error, Result};
 use crate::pack::control::Control;
-use crate::pack::log::{GcView, Log, LogWriter, CHUNK_HEADER_LEN};
-use crate::pack::prefix::{parse_prefix_name, Prefix};
+use crate::pack::log::{Log, LogWriter, CHUNK_HEADER_LEN};
+use crate::pack::prefix::parse_prefix_name;
 use crate::tree::Ctx;
 
 /// Name of the lock file a writer holds.
@@ -106,16 +106,12 @@ pub(super) fn open(dir: &Path, config: Config) -> Result<Store> {
     }
     let log = Log::open(fs.clone(), &dir.join("pack"), control.uid, writable)?;
     if let Some(g) = control.gc {
-        let prefix = Prefix::open(fs.as_ref(), &log.dir, control.uid, g.generation)?;
-        if prefix.floor != g.floor {
-            let kind = crate::error::Corruption::BadEncoding("prefix floor differs from the control file's");
-            return Err(Error::Corrupt { file: prefix.path.clone(), offset: 0, kind });
-        }
+        let view = super::gc::load_view(fs.as_ref(), &log, g)?;
         if writable {
             // A collection that crashed after its switch left space to give back.
             super::gc::finish_release(&log, fs.as_ref(), g.generation, g.floor, g.archive)?;
         }
-        log.set_gc_view(GcView { floor: g.floor, prefix: Some(Arc::new(prefix)), archive: g.archive });
+        log.set_gc_view(view);
     } else if writable {
         // A first collection that crashed before its switch left a prefix nobody names.
         for name in fs.list(&log.dir).map_err(io_err("listing", &log.dir))? {

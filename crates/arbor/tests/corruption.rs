@@ -364,16 +364,22 @@ fn unknown_format_versions_are_reported() {
     build(&store, 2, true);
     drop(store);
     let files = store_files(&fs);
-    // A chunk header with a future version and a valid checksum.
-    let mut f = files.clone();
-    let chunk = f.iter_mut().find(|x| x.0.starts_with("pack")).unwrap();
-    chunk.1[8..12].copy_from_slice(&2u32.to_le_bytes());
-    let crc = crc32c::crc32c(&chunk.1[..28]);
-    chunk.1[28..32].copy_from_slice(&crc.to_le_bytes());
-    for read_only in [true, false] {
-        let d = disk(&f);
-        let r = Store::open_with(DIR, Config { fs: Arc::new(d), read_only, ..Config::default() });
-        assert!(matches!(r, Err(Error::UnsupportedVersion { found: 2, supported: 1, .. })), "chunk version: {r:?}");
+    // A chunk header with the previous version (1, before delta records) or a future one,
+    // and a valid checksum: both refused, naming the two versions.
+    for version in [1u32, 3] {
+        let mut f = files.clone();
+        let chunk = f.iter_mut().find(|x| x.0.starts_with("pack")).unwrap();
+        chunk.1[8..12].copy_from_slice(&version.to_le_bytes());
+        let crc = crc32c::crc32c(&chunk.1[..28]);
+        chunk.1[28..32].copy_from_slice(&crc.to_le_bytes());
+        for read_only in [true, false] {
+            let d = disk(&f);
+            let r = Store::open_with(DIR, Config { fs: Arc::new(d), read_only, ..Config::default() });
+            assert!(
+                matches!(r, Err(Error::UnsupportedVersion { found, supported: 2, .. }) if found == version),
+                "chunk version {version}: {r:?}"
+            );
+        }
     }
     // A control file with a future version and a valid checksum.
     let mut f = files.clone();

@@ -26,6 +26,12 @@ pub(crate) mod kind {
     pub const COMMIT: u8 = 0x05;
     /// A named head set or removed.
     pub const HEAD: u8 = 0x06;
+    /// A FLAT_DIR given as the bindings that differ from a FLAT_DIR record (its base).
+    pub const FLAT_DIR_DELTA: u8 = 0x07;
+    /// An INODE_VALUES given as the bindings that differ from an INODE_VALUES record.
+    pub const INODE_VALUES_DELTA: u8 = 0x08;
+    /// An INODE_TREE given as the slots that differ from an INODE_TREE record.
+    pub const INODE_TREE_DELTA: u8 = 0x09;
 }
 
 /// Entry tags inside FLAT_DIR and INODE_VALUES bodies.
@@ -34,8 +40,11 @@ pub(crate) mod tag {
     pub const INLINE: u8 = 0x00;
     /// A CONTENTS record: back distance and hash follow.
     pub const CONTENTS: u8 = 0x01;
-    /// A directory record (FLAT_DIR or INODE_TREE): back distance and hash follow.
+    /// A directory record (FLAT_DIR or INODE_TREE, or a delta of one): back distance and
+    /// hash follow.
     pub const DIR: u8 = 0x02;
+    /// In a delta only: the binding of the base is removed; nothing follows.
+    pub const REMOVED: u8 = 0x03;
 }
 
 /// Appends a framed record to `out`.
@@ -122,6 +131,18 @@ pub(crate) fn put_step(out: &mut Vec<u8>, step: &[u8]) {
     } else {
         leb128::write_u64(out, (step.len() as u64) << 1);
         out.extend_from_slice(step);
+    }
+}
+
+/// Encodes one change of a FLAT_DIR_DELTA or INODE_VALUES_DELTA body: the binding's new
+/// child, or its removal.
+pub(crate) fn put_change(out: &mut Vec<u8>, step: &[u8], child: Option<&ChildRef<'_>>) {
+    match child {
+        Some(c) => put_entry(out, step, c),
+        None => {
+            put_step(out, step);
+            out.push(tag::REMOVED);
+        }
     }
 }
 
@@ -221,8 +242,17 @@ impl<'a> Reader<'a> {
 
     /// One binding: step and child reference.
     pub fn entry(&mut self) -> Result<(Step, ChildRef<'a>), DecodeError> {
+        match self.change()? {
+            (step, Some(child)) => Ok((step, child)),
+            (_, None) => Err("removal outside a delta"),
+        }
+    }
+
+    /// One change of a delta: step and new child reference, None if the binding is removed.
+    pub fn change(&mut self) -> Result<(Step, Option<ChildRef<'a>>), DecodeError> {
         let step = self.step()?;
         let child = match self.u8()? {
+            tag::REMOVED => return Ok((step, None)),
             tag::INLINE => {
                 let n = self.len()?;
                 ChildRef::Inline(self.bytes(n)?)
@@ -235,7 +265,7 @@ impl<'a> Reader<'a> {
             }
             _ => return Err("unknown entry tag"),
         };
-        Ok((step, child))
+        Ok((step, Some(child)))
     }
 }
 

@@ -1,6 +1,6 @@
 //! fsck and statistics over every object reachable from the commits.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use arbor_core::{commit_hash, contents_hash, ChildKind, Hash};
 
@@ -33,6 +33,11 @@ pub struct StoreStats {
     pub records: [u64; 4],
     /// Bytes of those records (with framing) per kind, same order.
     pub record_bytes: [u64; 4],
+    /// Of those records, the directories and inodes stored as deltas of a full record
+    /// (counted under their full kind above too).
+    pub delta_records: u64,
+    /// Bytes of the delta records (with framing).
+    pub delta_bytes: u64,
     /// Values stored inline in their parent's record.
     pub inlined_values: u64,
     /// Values stored as records of their own.
@@ -61,6 +66,8 @@ struct Walk<'a> {
     /// Objects checked, with the hash their first parent recorded: a second pointer to the
     /// same offset must record the same hash.
     seen: HashMap<u64, Hash>,
+    /// Records counted in the statistics (a delta's base is counted once, with no hash).
+    counted: HashSet<u64>,
     inode_counts: HashMap<u64, u64>,
     stats: StoreStats,
     errors: Vec<String>,
@@ -71,8 +78,8 @@ struct Walk<'a> {
 fn slot_index(k: u8) -> usize {
     match k {
         kind::CONTENTS => 0,
-        kind::FLAT_DIR => 1,
-        kind::INODE_VALUES => 2,
+        kind::FLAT_DIR | kind::FLAT_DIR_DELTA => 1,
+        kind::INODE_VALUES | kind::INODE_VALUES_DELTA => 2,
         _ => 3,
     }
 }
@@ -84,13 +91,29 @@ impl Walk<'_> {
         }
     }
 
-    fn record_size(&mut self, offset: u64) -> Result<u8> {
-        let (k, body) = self.store.shared.loader.log.read(offset)?;
-        let framed = 1 + arbor_core::leb128::len_u64(body.len() as u64) as u64 + body.len() as u64 + 4;
-        self.stats.records[slot_index(k)] += 1;
-        self.stats.record_bytes[slot_index(k)] += framed;
-        self.objects += 1;
-        Ok(k)
+    /// Counts the record at `offset` (once), and the full record it is a delta of.
+    fn record_size(&mut self, offset: u64) -> Result<()> {
+        let mut next = Some(offset);
+        while let Some(at) = next.take() {
+            if !self.counted.insert(at) {
+                break;
+            }
+            let (k, body) = self.store.shared.loader.log.read(at)?;
+            let framed = 1 + arbor_core::leb128::len_u64(body.len() as u64) as u64 + body.len() as u64 + 4;
+            self.stats.records[slot_index(k)] += 1;
+            self.stats.record_bytes[slot_index(k)] += framed;
+            self.objects += 1;
+            next = crate::pack::refs::delta_base(k, &body, at).map_err(|what| Error::Corrupt {
+                file: self.store.shared.loader.file_of(at),
+                offset: at,
+                kind: crate::error::Corruption::BadEncoding(what),
+            })?;
+            if next.is_some() {
+                self.stats.delta_records += 1;
+                self.stats.delta_bytes += framed;
+            }
+        }
+        Ok(())
     }
 
     /// True if the object at `offset` was checked already (under the same hash, else an error).
@@ -265,6 +288,7 @@ impl Store {
         let mut w = Walk {
             store: self,
             seen: HashMap::new(),
+            counted: HashSet::new(),
             inode_counts: HashMap::new(),
             stats: StoreStats { log_bytes: self.log_bytes(), ..StoreStats::default() },
             errors: Vec::new(),

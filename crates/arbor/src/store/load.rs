@@ -10,7 +10,8 @@ use quick_cache::Weighter;
 use crate::error::{Corruption, Error, Result};
 use crate::pack::log::Log;
 use crate::pack::record::{kind, ChildRef, Reader};
-use crate::tree::{Dir, DirBody, DiskPtr, Entry, IPtr, Inode, InodeBody, Persisted, Ptr, Value};
+use crate::path::Step;
+use crate::tree::{Dir, DirBody, DiskPtr, Entry, IPtr, Inode, InodeBody, Lineage, Persisted, Ptr, Value};
 
 /// A decoded object held by the cache.
 #[derive(Debug, Clone)]
@@ -106,8 +107,23 @@ impl Loader {
         Ok(at - back)
     }
 
+    /// A full record at `offset`, read by this instance.
     fn persisted(&self, offset: u64) -> Persisted {
-        Persisted { store: self.uid, offset }
+        Persisted::full(self.uid, offset)
+    }
+
+    /// A delta record at `offset` of the full record at `base`, and the lineage it gives.
+    fn delta_at(&self, offset: u64, base: u64, steps: Vec<Step>, slots: u64) -> (Persisted, Lineage) {
+        let at = Persisted { store: self.uid, offset, full: base };
+        (at, Lineage { base: Some(self.persisted(base)), steps, slots })
+    }
+
+    /// The tree pointer for a child reference of the record at `at`.
+    fn child_ptr(&self, child: ChildRef<'_>, at: u64) -> Result<Ptr> {
+        Ok(match child {
+            ChildRef::Inline(v) => Ptr::Value(Arc::new(Value::loaded(v.into(), None, None))),
+            ChildRef::Ref { back, hash, kind } => Ptr::Disk(DiskPtr { offset: self.target(at, back)?, hash, kind }),
+        })
     }
 
     /// Decodes `n` sorted bindings of a FLAT_DIR or INODE_VALUES record at `at`.
@@ -120,13 +136,72 @@ impl Loader {
             if out.last().is_some_and(|(prev, _)| prev[..] >= *step) {
                 return Err(bad("bindings out of order"));
             }
-            let ptr = match child {
-                ChildRef::Inline(v) => Ptr::Value(Arc::new(Value::loaded(v.into(), None, None))),
-                ChildRef::Ref { back, hash, kind } => Ptr::Disk(DiskPtr { offset: self.target(at, back)?, hash, kind }),
-            };
-            out.push((step, ptr));
+            out.push((step, self.child_ptr(child, at)?));
         }
         Ok(out)
+    }
+
+    /// Applies the sorted changes of a delta record at `at` to its base's bindings; returns
+    /// the bindings and the changed steps. A removal of a binding the base lacks is allowed
+    /// (the writer marks a step before it knows whether the change takes).
+    fn apply_changes(&self, base: &[Entry], r: &mut Reader<'_>, at: u64) -> Result<(Vec<Entry>, Vec<Step>)> {
+        let bad = self.bad(at);
+        let n = r.len().map_err(&bad)?;
+        let mut out: Vec<Entry> = Vec::with_capacity(base.len() + n);
+        let mut steps: Vec<Step> = Vec::with_capacity(n);
+        let mut i = 0;
+        for _ in 0..n {
+            let (step, child) = r.change().map_err(&bad)?;
+            if steps.last().is_some_and(|prev| prev[..] >= step[..]) {
+                return Err(bad("changes out of order"));
+            }
+            let keep = base[i..].partition_point(|(s, _)| s[..] < step[..]);
+            out.extend_from_slice(&base[i..i + keep]);
+            i += keep;
+            if base.get(i).is_some_and(|(s, _)| s[..] == step[..]) {
+                i += 1;
+            }
+            if let Some(c) = child {
+                out.push((step.clone(), self.child_ptr(c, at)?));
+            }
+            steps.push(step);
+        }
+        out.extend_from_slice(&base[i..]);
+        Ok((out, steps))
+    }
+
+    /// The full record at `base` that the delta at `at` is a version of, decoded through the
+    /// cache: a directory (FLAT_DIR) or an inode (INODE_VALUES or INODE_TREE at `depth`).
+    fn base_object(&self, base: u64, at: u64, full_kind: u8, depth: u32) -> Result<Object> {
+        let is_full = |p: Option<&Persisted>| p.is_some_and(|p| p.full == p.offset);
+        match self.cache.get(&base) {
+            Some(Cached { object: Object::Dir(d), .. }) if full_kind == kind::FLAT_DIR && is_full(d.disk.get()) => {
+                if matches!(d.body, DirBody::Flat(_)) {
+                    return Ok(Object::Dir(d));
+                }
+            }
+            Some(Cached { object: Object::Inode(i), .. })
+                if full_kind != kind::FLAT_DIR && is_full(i.disk.get()) && i.depth == depth =>
+            {
+                return Ok(Object::Inode(i));
+            }
+            _ => {}
+        }
+        let (k, body) = self.read(base)?;
+        if k != full_kind {
+            return Err(self.bad(at)("delta whose base is not a full record of its kind"));
+        }
+        if k == kind::FLAT_DIR {
+            let d = Arc::new(self.flat_dir(&body, base, None)?);
+            let weight = self.dir_weight(&d) as u32;
+            self.cache.insert(base, Cached { weight, object: Object::Dir(d.clone()) });
+            Ok(Object::Dir(d))
+        } else {
+            let i = Arc::new(self.inode_record(k, &body, base, None, depth)?);
+            let weight = inode_weight(&i) as u32;
+            self.cache.insert(base, Cached { weight, object: Object::Inode(i.clone()) });
+            Ok(Object::Inode(i))
+        }
     }
 
     /// Decodes the body of an INODE_TREE record at `at`.
@@ -157,7 +232,48 @@ impl Loader {
         if count <= u64::from(entries) || bitmap == 0 {
             return Err(bad("tree inode with too few bindings"));
         }
-        Ok(Inode::loaded(depth, count, InodeBody::Tree(slots), hash, self.persisted(at)))
+        Ok(Inode::loaded(depth, count, InodeBody::Tree(slots), hash, self.persisted(at), Lineage::default()))
+    }
+
+    /// Decodes the body of an INODE_TREE_DELTA record at `at`.
+    fn tree_inode_delta(&self, body: &[u8], at: u64, depth: u32, hash: Option<Hash>) -> Result<Inode> {
+        let bad = self.bad(at);
+        let mut r = Reader::new(body);
+        let d = r.leb().map_err(&bad)?;
+        if d != u64::from(depth) {
+            return Err(bad("inode at an unexpected depth"));
+        }
+        let base = self.target(at, r.leb().map_err(&bad)?)?;
+        let count = r.leb().map_err(&bad)?;
+        let changed = r.leb().map_err(&bad)?;
+        let entries = self.inode.entries;
+        if entries < 64 && changed >> entries != 0 {
+            return Err(bad("inode slot out of range"));
+        }
+        let Object::Inode(base_node) = self.base_object(base, at, kind::INODE_TREE, depth)? else {
+            return Err(bad("delta whose base is not an inode"));
+        };
+        let InodeBody::Tree(base_slots) = &base_node.body else {
+            return Err(bad("delta whose base is not a tree inode"));
+        };
+        let mut slots = base_slots.clone();
+        for (i, slot) in slots.iter_mut().enumerate() {
+            if changed & (1 << i) != 0 {
+                let back = r.leb().map_err(&bad)?;
+                *slot = match back {
+                    0 => IPtr::Empty,
+                    _ => IPtr::Disk { offset: self.target(at, back)?, hash: r.hash().map_err(&bad)? },
+                };
+            }
+        }
+        if !r.is_done() {
+            return Err(bad("trailing bytes in inode"));
+        }
+        if count <= u64::from(entries) || slots.iter().all(|s| matches!(s, IPtr::Empty)) {
+            return Err(bad("tree inode with too few bindings"));
+        }
+        let (p, lineage) = self.delta_at(at, base, Vec::new(), changed);
+        Ok(Inode::loaded(depth, count, InodeBody::Tree(slots), hash, p, lineage))
     }
 
     fn read(&self, offset: u64) -> Result<(u8, Vec<u8>)> {
@@ -218,22 +334,47 @@ impl Loader {
         Ok(d)
     }
 
-    /// Decodes the directory record at `offset` (flat, or the root inode of a large one).
+    /// Decodes the body of a FLAT_DIR record at `offset`.
+    fn flat_dir(&self, body: &[u8], offset: u64, hash: Option<Hash>) -> Result<Dir> {
+        let mut r = Reader::new(body);
+        let e = self.entries(&mut r, offset)?;
+        if !r.is_done() {
+            return Err(self.bad(offset)("trailing bytes in directory"));
+        }
+        Ok(Dir::loaded(DirBody::Flat(e), hash, self.persisted(offset), Lineage::default()))
+    }
+
+    /// Decodes the directory record at `offset` (flat, or the root inode of a large one,
+    /// either in full or as a delta).
     pub fn decode_dir(&self, offset: u64, hash: Option<Hash>) -> Result<Dir> {
         let (k, body) = self.read(offset)?;
-        let at = self.persisted(offset);
         match k {
-            kind::FLAT_DIR => {
+            kind::FLAT_DIR => self.flat_dir(&body, offset, hash),
+            kind::FLAT_DIR_DELTA => {
+                let bad = self.bad(offset);
                 let mut r = Reader::new(&body);
-                let e = self.entries(&mut r, offset)?;
+                let base = self.target(offset, r.leb().map_err(&bad)?)?;
+                let count = r.leb().map_err(&bad)?;
+                let Object::Dir(base_dir) = self.base_object(base, offset, kind::FLAT_DIR, 0)? else {
+                    return Err(bad("delta whose base is not a directory"));
+                };
+                let DirBody::Flat(base_entries) = &base_dir.body else {
+                    return Err(bad("delta whose base is not a flat directory"));
+                };
+                let (e, steps) = self.apply_changes(base_entries, &mut r, offset)?;
                 if !r.is_done() {
-                    return Err(self.bad(offset)("trailing bytes in directory"));
+                    return Err(bad("trailing bytes in directory"));
                 }
-                Ok(Dir::loaded(DirBody::Flat(e), hash, at))
+                if e.len() as u64 != count {
+                    return Err(bad("directory delta with a wrong count"));
+                }
+                let (at, lineage) = self.delta_at(offset, base, steps, 0);
+                Ok(Dir::loaded(DirBody::Flat(e), hash, at, lineage))
             }
-            kind::INODE_TREE => {
-                let root = self.tree_inode(&body, offset, 0, hash)?;
-                Ok(Dir::loaded(DirBody::Large(Arc::new(root)), hash, at))
+            kind::INODE_TREE | kind::INODE_TREE_DELTA => {
+                let root = self.inode_record(k, &body, offset, hash, 0)?;
+                let at = *root.disk.get().expect("a decoded inode knows its offset");
+                Ok(Dir::loaded(DirBody::Large(Arc::new(root)), hash, at, Lineage::default()))
             }
             other => Err(self.unexpected(offset, "directory", other)),
         }
@@ -252,24 +393,48 @@ impl Loader {
     /// Decodes the inode record at `offset`, expected at `depth`.
     pub fn decode_inode(&self, offset: u64, hash: Option<Hash>, depth: u32) -> Result<Inode> {
         let (k, body) = self.read(offset)?;
+        self.inode_record(k, &body, offset, hash, depth)
+    }
+
+    /// Decodes an inode record of kind `k` at `offset` (full or delta), expected at `depth`.
+    fn inode_record(&self, k: u8, body: &[u8], offset: u64, hash: Option<Hash>, depth: u32) -> Result<Inode> {
+        let bad = self.bad(offset);
         match k {
-            kind::INODE_VALUES => {
-                let mut r = Reader::new(&body);
-                let d = r.leb().map_err(self.bad(offset))?;
+            kind::INODE_VALUES | kind::INODE_VALUES_DELTA => {
+                let mut r = Reader::new(body);
+                let d = r.leb().map_err(&bad)?;
                 if d != u64::from(depth) {
-                    return Err(self.bad(offset)("inode at an unexpected depth"));
+                    return Err(bad("inode at an unexpected depth"));
                 }
-                let e = self.entries(&mut r, offset)?;
+                let (e, at, lineage) = if k == kind::INODE_VALUES {
+                    (self.entries(&mut r, offset)?, self.persisted(offset), Lineage::default())
+                } else {
+                    let base = self.target(offset, r.leb().map_err(&bad)?)?;
+                    let count = r.leb().map_err(&bad)?;
+                    let Object::Inode(base_node) = self.base_object(base, offset, kind::INODE_VALUES, depth)? else {
+                        return Err(bad("delta whose base is not an inode"));
+                    };
+                    let InodeBody::Values(base_entries) = &base_node.body else {
+                        return Err(bad("delta whose base is not a values inode"));
+                    };
+                    let (e, steps) = self.apply_changes(base_entries, &mut r, offset)?;
+                    if e.len() as u64 != count {
+                        return Err(bad("inode delta with a wrong count"));
+                    }
+                    let (at, lineage) = self.delta_at(offset, base, steps, 0);
+                    (e, at, lineage)
+                };
                 if !r.is_done() {
-                    return Err(self.bad(offset)("trailing bytes in inode"));
+                    return Err(bad("trailing bytes in inode"));
                 }
                 if e.is_empty() || e.len() > self.inode.entries as usize {
-                    return Err(self.bad(offset)("values inode of a wrong size"));
+                    return Err(bad("values inode of a wrong size"));
                 }
                 let n = e.len() as u64;
-                Ok(Inode::loaded(depth, n, InodeBody::Values(e), hash, self.persisted(offset)))
+                Ok(Inode::loaded(depth, n, InodeBody::Values(e), hash, at, lineage))
             }
-            kind::INODE_TREE => self.tree_inode(&body, offset, depth, hash),
+            kind::INODE_TREE => self.tree_inode(body, offset, depth, hash),
+            kind::INODE_TREE_DELTA => self.tree_inode_delta(body, offset, depth, hash),
             other => Err(self.unexpected(offset, "inode", other)),
         }
     }

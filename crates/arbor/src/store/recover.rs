@@ -105,7 +105,13 @@ pub(crate) fn scan(log: &Log, start: u64, detect_rot: bool) -> Result<Scan> {
                         break;
                     }
                 },
-                kind::CONTENTS | kind::FLAT_DIR | kind::INODE_VALUES | kind::INODE_TREE => {}
+                kind::CONTENTS
+                | kind::FLAT_DIR
+                | kind::INODE_VALUES
+                | kind::INODE_TREE
+                | kind::FLAT_DIR_DELTA
+                | kind::INODE_VALUES_DELTA
+                | kind::INODE_TREE_DELTA => {}
                 k => {
                     failure = Some(Corruption::UnknownRecordKind(k));
                     break;

@@ -5,8 +5,8 @@ use arbor_core::{ChildKind, Hash};
 use super::load::Loader;
 use crate::error::Result;
 use crate::pack::log::{GcView, LogWriter};
-use crate::pack::record::{kind, put_entry, ChildRef};
-use crate::tree::{Dir, DirBody, DiskPtr, Entry, IPtr, Inode, InodeBody, Persisted, Ptr};
+use crate::pack::record::{kind, put_change, put_entry, ChildRef};
+use crate::tree::{search, Dir, DirBody, DiskPtr, Entry, IPtr, Inode, InodeBody, Lineage, Persisted, Ptr};
 use arbor_core::leb128;
 
 /// Counters of one commit's writes.
@@ -16,6 +16,8 @@ pub struct WriteStats {
     pub objects: u64,
     /// Values written inline in their parent's record.
     pub inlined: u64,
+    /// Of the records written, those written as deltas of an earlier record.
+    pub deltas: u64,
 }
 
 /// A reference to a child once it is on disk (or inline).
@@ -24,7 +26,34 @@ enum Written<'a> {
     At { offset: u64, hash: Hash, kind: ChildKind },
 }
 
+impl Written<'_> {
+    /// The child as a record at `at` refers to it.
+    fn as_ref(&self, at: u64) -> ChildRef<'_> {
+        match self {
+            Written::Inline(v) => ChildRef::Inline(v),
+            Written::At { offset, hash, kind } => ChildRef::Ref { back: at - offset, hash: *hash, kind: *kind },
+        }
+    }
+}
+
+/// Most changed bindings (or slots) a delta may carry against a full record of `total`.
+///
+/// A node that gets one more distinct change each time it is written costs, per write, about
+/// `k / 2` bindings of delta plus `total / k` of the full record rewritten every `k` writes:
+/// least at `k = √(2·total)`. A binding changed again and again (a balance, a counter) adds
+/// nothing, so hot nodes stay deltas for good. Below 4 bindings a full record is as small.
+fn delta_limit(total: usize) -> usize {
+    if total < 4 {
+        0
+    } else {
+        ((2 * total) as f64).sqrt() as usize
+    }
+}
+
 /// Writes the in-memory parts of trees; nodes already in this store are referenced.
+///
+/// A node changed since it was read or written is appended as a delta of its last full
+/// record when few of its bindings changed (FORMAT.md 5.8), else in full.
 ///
 /// Every record written also goes into the object cache in the form a read would decode it
 /// to (children as offsets): the next block checks out this commit and reads mostly what
@@ -68,6 +97,20 @@ impl Persister<'_> {
         Ok(offset)
     }
 
+    /// The full record a node with `lineage` and `changed` changes out of `total` bindings
+    /// may be written as a delta of; None when a full record is better or the base is gone.
+    fn delta_base(&mut self, lineage: &Lineage, changed: usize, total: usize) -> Option<u64> {
+        let base = lineage.base.filter(|b| b.store == self.uid)?;
+        if changed > delta_limit(total) {
+            return None;
+        }
+        self.kept(base.offset).ok()
+    }
+
+    fn at(&self, offset: u64, full: u64) -> Persisted {
+        Persisted { store: self.uid, offset, full }
+    }
+
     fn child<'p>(&mut self, ptr: &'p Ptr) -> Result<Written<'p>> {
         match ptr {
             Ptr::Value(v) => {
@@ -80,7 +123,7 @@ impl Persister<'_> {
                     None => {
                         let o = self.w.append(kind::CONTENTS, &v.bytes)?;
                         self.stats.objects += 1;
-                        let _ = v.disk.set(Persisted { store: self.uid, offset: o });
+                        let _ = v.disk.set(Persisted::full(self.uid, o));
                         self.loader.cache_value(o, v.clone());
                         o
                     }
@@ -97,26 +140,30 @@ impl Persister<'_> {
         if let Some(o) = self.mine(d.persisted().as_ref())? {
             return Ok(o);
         }
-        let uid = self.uid;
-        let at = |offset| Persisted { store: uid, offset };
-        let (offset, body) = match &d.body {
+        let (at, body, lineage) = match &d.body {
             DirBody::Flat(entries) => {
-                let (offset, cached) = self.bindings(kind::FLAT_DIR, None, entries)?;
-                (offset, DirBody::Flat(cached))
+                let (at, cached) = self.bindings(kind::FLAT_DIR, None, entries, &d.lineage)?;
+                (at, DirBody::Flat(cached), d.lineage.clone())
             }
             DirBody::Large(root) => {
-                let (offset, cached) = self.inode(root)?;
-                (offset, DirBody::Large(std::sync::Arc::new(cached)))
+                let (at, cached) = self.inode(root)?;
+                (at, DirBody::Large(std::sync::Arc::new(cached)), Lineage::default())
             }
         };
-        let _ = d.disk.set(at(offset));
-        self.loader.cache_dir(offset, Dir::loaded(body, Some(*d.hash()), at(offset)));
-        Ok(offset)
+        let _ = d.disk.set(at);
+        self.loader.cache_dir(at.offset, Dir::loaded(body, Some(*d.hash()), at, lineage));
+        Ok(at.offset)
     }
 
-    /// Writes a FLAT_DIR or INODE_VALUES record; returns its offset and its bindings as a read
-    /// would decode them.
-    fn bindings(&mut self, k: u8, depth: Option<u32>, entries: &[Entry]) -> Result<(u64, Vec<Entry>)> {
+    /// Writes a FLAT_DIR or INODE_VALUES record (or a delta of one, or nothing when the node
+    /// is its base unchanged); returns where it is and its bindings as a read would decode them.
+    fn bindings(
+        &mut self,
+        full_kind: u8,
+        depth: Option<u32>,
+        entries: &[Entry],
+        lineage: &Lineage,
+    ) -> Result<(Persisted, Vec<Entry>)> {
         let children = entries.iter().map(|(_, p)| self.child(p)).collect::<Result<Vec<_>>>()?;
         let cached: Vec<Entry> = entries
             .iter()
@@ -128,22 +175,43 @@ impl Persister<'_> {
                 }
             })
             .collect();
+        let base = self.delta_base(lineage, lineage.steps.len(), entries.len());
+        if let (Some(b), true) = (base, lineage.steps.is_empty()) {
+            return Ok((self.at(b, b), cached));
+        }
         let at = self.w.pos();
         let body = &mut self.w.scratch;
         body.clear();
         if let Some(d) = depth {
             leb128::write_u64(body, u64::from(d));
         }
-        leb128::write_u64(body, entries.len() as u64);
-        for ((step, _), c) in entries.iter().zip(&children) {
-            let r = match c {
-                Written::Inline(v) => ChildRef::Inline(v),
-                Written::At { offset, hash, kind } => ChildRef::Ref { back: at - offset, hash: *hash, kind: *kind },
-            };
-            put_entry(body, step, &r);
-        }
+        let record_kind = match base {
+            None => {
+                leb128::write_u64(body, entries.len() as u64);
+                for ((step, _), c) in entries.iter().zip(&children) {
+                    put_entry(body, step, &c.as_ref(at));
+                }
+                full_kind
+            }
+            Some(b) => {
+                leb128::write_u64(body, at - b);
+                leb128::write_u64(body, entries.len() as u64);
+                leb128::write_u64(body, lineage.steps.len() as u64);
+                for step in &lineage.steps {
+                    let child = search(entries, step).ok().map(|i| children[i].as_ref(at));
+                    put_change(body, step, child.as_ref());
+                }
+                self.stats.deltas += 1;
+                if full_kind == kind::FLAT_DIR {
+                    kind::FLAT_DIR_DELTA
+                } else {
+                    kind::INODE_VALUES_DELTA
+                }
+            }
+        };
         self.stats.objects += 1;
-        Ok((self.w.append_scratch(k)?, cached))
+        let offset = self.w.append_scratch(record_kind)?;
+        Ok((self.at(offset, base.unwrap_or(offset)), cached))
     }
 
     /// Writes an inode (if not yet in this store); returns its offset and, when it was
@@ -152,19 +220,17 @@ impl Persister<'_> {
         if let Some(o) = self.mine(i.disk.get())? {
             return Ok(o);
         }
-        let (offset, cached) = self.inode(i)?;
-        self.loader.cache_inode(offset, cached);
-        Ok(offset)
+        let (at, cached) = self.inode(i)?;
+        self.loader.cache_inode(at.offset, cached);
+        Ok(at.offset)
     }
 
-    /// Writes an inode record; returns its offset and its decoded form.
-    fn inode(&mut self, i: &Inode) -> Result<(u64, Inode)> {
-        let uid = self.uid;
-        let at = |offset| Persisted { store: uid, offset };
-        let (offset, body) = match &i.body {
+    /// Writes an inode record (full or delta); returns where it is and its decoded form.
+    fn inode(&mut self, i: &Inode) -> Result<(Persisted, Inode)> {
+        let (at, body) = match &i.body {
             InodeBody::Values(entries) => {
-                let (offset, cached) = self.bindings(kind::INODE_VALUES, Some(i.depth), entries)?;
-                (offset, InodeBody::Values(cached))
+                let (at, cached) = self.bindings(kind::INODE_VALUES, Some(i.depth), entries, &i.lineage)?;
+                (at, InodeBody::Values(cached))
             }
             InodeBody::Tree(slots) => {
                 let mut children = Vec::with_capacity(slots.len());
@@ -179,22 +245,50 @@ impl Persister<'_> {
                 for (n, offset, hash) in &children {
                     cached[*n] = IPtr::Disk { offset: *offset, hash: *hash };
                 }
-                let at = self.w.pos();
-                let body = &mut self.w.scratch;
-                body.clear();
-                leb128::write_u64(body, u64::from(i.depth));
-                leb128::write_u64(body, i.count);
-                let bitmap = children.iter().fold(0u64, |b, (n, _, _)| b | (1 << n));
-                leb128::write_u64(body, bitmap);
-                for (_, offset, hash) in &children {
-                    leb128::write_u64(body, at - offset);
-                    body.extend_from_slice(hash.as_bytes());
-                }
-                self.stats.objects += 1;
-                (self.w.append_scratch(kind::INODE_TREE)?, InodeBody::Tree(cached))
+                let changed = i.lineage.slots;
+                let base = self.delta_base(&i.lineage, changed.count_ones() as usize, slots.len());
+                let at = match base {
+                    Some(b) if changed == 0 => self.at(b, b),
+                    _ => {
+                        let at = self.w.pos();
+                        let body = &mut self.w.scratch;
+                        body.clear();
+                        leb128::write_u64(body, u64::from(i.depth));
+                        if let Some(b) = base {
+                            leb128::write_u64(body, at - b);
+                        }
+                        leb128::write_u64(body, i.count);
+                        // A full record lists the non-empty slots; a delta the changed ones,
+                        // a slot emptied since the base as back distance 0.
+                        let listed =
+                            base.map_or_else(|| children.iter().fold(0u64, |b, c| b | (1 << c.0)), |_| changed);
+                        leb128::write_u64(body, listed);
+                        let mut next = children.iter().peekable();
+                        for n in (0..slots.len()).filter(|n| listed & (1 << n) != 0) {
+                            while next.next_if(|c| c.0 < n).is_some() {}
+                            match next.next_if(|c| c.0 == n) {
+                                Some((_, offset, hash)) => {
+                                    leb128::write_u64(body, at - offset);
+                                    body.extend_from_slice(hash.as_bytes());
+                                }
+                                None => leb128::write_u64(body, 0),
+                            }
+                        }
+                        self.stats.objects += 1;
+                        let k = if base.is_some() {
+                            self.stats.deltas += 1;
+                            kind::INODE_TREE_DELTA
+                        } else {
+                            kind::INODE_TREE
+                        };
+                        let offset = self.w.append_scratch(k)?;
+                        self.at(offset, base.unwrap_or(offset))
+                    }
+                };
+                (at, InodeBody::Tree(cached))
             }
         };
-        let _ = i.disk.set(at(offset));
-        Ok((offset, Inode::loaded(i.depth, i.count, body, Some(*i.hash()), at(offset))))
+        let _ = i.disk.set(at);
+        Ok((at, Inode::loaded(i.depth, i.count, body, Some(*i.hash()), at, i.lineage.clone())))
     }
 }

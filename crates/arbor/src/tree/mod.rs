@@ -10,8 +10,8 @@ use std::sync::{Arc, OnceLock};
 use arbor_core::{ChildKind, Hash, InodeConfig};
 
 use mutate::Outcome;
-pub(crate) use node::{Dir, DirBody, DiskPtr, Entry, IPtr, Inode, InodeBody, Persisted, Ptr, Source, Value};
-pub(crate) use ops::Ctx;
+pub(crate) use node::{Dir, DirBody, DiskPtr, Entry, IPtr, Inode, InodeBody, Lineage, Persisted, Ptr, Source, Value};
+pub(crate) use ops::{search, Ctx};
 pub use walk::{Depth, Order};
 
 use crate::error::{Error, Result};

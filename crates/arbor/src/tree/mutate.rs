@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use super::node::{Dir, DirBody, Entry, IPtr, Inode, InodeBody, Ptr};
+use super::node::{Dir, DirBody, Entry, IPtr, Inode, InodeBody, Lineage, Ptr};
 use super::ops::{search, Ctx};
 use crate::error::Result;
 use crate::path::Step;
@@ -50,10 +50,14 @@ impl Ctx {
         let step = first.as_ref();
         let outcome = match &mut dir.body {
             DirBody::Flat(entries) => {
+                // Marked before the change: after an error part-way the binding may differ from
+                // the base, and a delta that omits it would not describe the node.
+                dir.lineage.mark_step(step);
                 let o = self.set_in_entries(entries, step, rest, new)?;
                 if entries.len() > self.cfg.stable_hash as usize {
                     let all = std::mem::take(entries);
                     dir.body = DirBody::Large(Arc::new(self.build_inode(0, all)));
+                    dir.lineage = Lineage::default();
                 }
                 o
             }
@@ -65,6 +69,8 @@ impl Ctx {
                     self.collect(r, &mut all)?;
                     all.sort_unstable_by(|a, b| a.0.cmp(&b.0));
                     dir.body = DirBody::Flat(all);
+                    // No flat record of this directory is a base for the next write.
+                    dir.lineage = Lineage::default();
                 }
                 o
             }
@@ -121,6 +127,7 @@ impl Ctx {
         let depth = node.depth;
         match &mut node.body {
             InodeBody::Values(entries) => {
+                node.lineage.mark_step(step);
                 let o = self.set_in_entries(entries, step, rest, new)?;
                 node.count = entries.len() as u64;
                 if entries.len() > self.cfg.entries as usize {
@@ -139,6 +146,7 @@ impl Ctx {
                 };
                 // Release the slot's reference so the child is unique when nothing else shares it.
                 slots[i] = IPtr::Empty;
+                node.lineage.mark_slot(i);
                 let before = child.count;
                 let c = Arc::make_mut(&mut child);
                 let o = match self.set_in_inode(c, step, rest, new) {
@@ -160,6 +168,7 @@ impl Ctx {
                     self.collect(node, &mut all)?;
                     all.sort_unstable_by(|a, b| a.0.cmp(&b.0));
                     node.body = InodeBody::Values(all);
+                    node.lineage = Lineage::default();
                 }
                 Ok(if o == Outcome::Emptied { Outcome::Changed } else { o })
             }

@@ -18,6 +18,55 @@ use crate::path::Step;
 pub(crate) struct Persisted {
     pub store: u64,
     pub offset: u64,
+    /// The full record this record is a version of: `offset` itself for a full record, the
+    /// base of a delta record otherwise (FORMAT.md 5.8).
+    pub full: u64,
+}
+
+impl Persisted {
+    /// A full record written or read at `offset` by store instance `store`.
+    pub fn full(store: u64, offset: u64) -> Persisted {
+        Persisted { store, offset, full: offset }
+    }
+}
+
+/// How a node differs from the full record it is a version of, so that writing it can append
+/// only what changed (a delta record, FORMAT.md 5.8) instead of every binding again.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Lineage {
+    /// The full record (FLAT_DIR, INODE_VALUES or INODE_TREE) this node is a version of.
+    pub base: Option<Persisted>,
+    /// Steps whose binding differs from the base (directories and Values inodes), sorted.
+    pub steps: Vec<Step>,
+    /// Slots that differ from the base (Tree inodes), one bit each.
+    pub slots: u64,
+}
+
+impl Lineage {
+    /// The lineage a new version of a node starts from: the node's own record when it is
+    /// written (a full record is the base; a delta's base and changes carry on), else the
+    /// node's lineage as it is.
+    fn derive(&self, disk: Option<&Persisted>) -> Lineage {
+        match disk {
+            Some(p) if p.full == p.offset => Lineage { base: Some(*p), steps: Vec::new(), slots: 0 },
+            Some(p) => {
+                Lineage { base: Some(Persisted::full(p.store, p.full)), steps: self.steps.clone(), slots: self.slots }
+            }
+            None => self.clone(),
+        }
+    }
+
+    /// Notes that the binding named `step` changed.
+    pub fn mark_step(&mut self, step: &[u8]) {
+        if let Err(i) = self.steps.binary_search_by(|s| s[..].cmp(step)) {
+            self.steps.insert(i, Step::from_slice(step));
+        }
+    }
+
+    /// Notes that slot `slot` changed.
+    pub fn mark_slot(&mut self, slot: usize) {
+        self.slots |= 1 << slot;
+    }
 }
 
 /// Contents (a value) in memory.
@@ -97,6 +146,9 @@ pub(crate) struct Dir {
     pub body: DirBody,
     hash: OnceLock<Hash>,
     pub disk: OnceLock<Persisted>,
+    /// For a flat directory: how it differs from its last full record (unused when large:
+    /// the root inode keeps its own).
+    pub lineage: Lineage,
 }
 
 /// A copy to change: same bindings, no cached hash or offset (used by `Arc::make_mut`).
@@ -106,7 +158,9 @@ impl Clone for Dir {
             DirBody::Flat(e) => DirBody::Flat(e.clone()),
             DirBody::Large(i) => DirBody::Large(i.clone()),
         };
-        Dir::new(body)
+        let mut d = Dir::new(body);
+        d.lineage = self.next_lineage();
+        d
     }
 }
 
@@ -120,7 +174,14 @@ pub(crate) enum DirBody {
 
 impl Dir {
     pub fn new(body: DirBody) -> Dir {
-        Dir { body, hash: OnceLock::new(), disk: OnceLock::new() }
+        Dir { body, hash: OnceLock::new(), disk: OnceLock::new(), lineage: Lineage::default() }
+    }
+
+    fn next_lineage(&self) -> Lineage {
+        match self.body {
+            DirBody::Flat(_) => self.lineage.derive(self.disk.get()),
+            DirBody::Large(_) => Lineage::default(),
+        }
     }
 
     pub fn empty() -> Dir {
@@ -128,8 +189,9 @@ impl Dir {
     }
 
     /// A directory read from the log, with the hash its parent recorded.
-    pub fn loaded(body: DirBody, hash: Option<Hash>, at: Persisted) -> Dir {
-        let d = Dir::new(body);
+    pub fn loaded(body: DirBody, hash: Option<Hash>, at: Persisted, lineage: Lineage) -> Dir {
+        let mut d = Dir::new(body);
+        d.lineage = lineage;
         if let Some(h) = hash {
             let _ = d.hash.set(h);
         }
@@ -160,6 +222,7 @@ impl Dir {
 
     /// Forgets the cached hash and log offset: the caller is about to change the node.
     pub fn reset(&mut self) {
+        self.lineage = self.next_lineage();
         self.hash = OnceLock::new();
         self.disk = OnceLock::new();
     }
@@ -181,6 +244,8 @@ pub(crate) struct Inode {
     pub body: InodeBody,
     hash: OnceLock<Hash>,
     pub disk: OnceLock<Persisted>,
+    /// How the inode differs from its last full record.
+    pub lineage: Lineage,
 }
 
 /// A copy to change: same bindings, no cached hash or offset (used by `Arc::make_mut`).
@@ -190,7 +255,9 @@ impl Clone for Inode {
             InodeBody::Values(e) => InodeBody::Values(e.clone()),
             InodeBody::Tree(s) => InodeBody::Tree(s.clone()),
         };
-        Inode::new(self.depth, self.count, body)
+        let mut i = Inode::new(self.depth, self.count, body);
+        i.lineage = self.lineage.derive(self.disk.get());
+        i
     }
 }
 
@@ -221,11 +288,19 @@ impl IPtr {
 
 impl Inode {
     pub fn new(depth: u32, count: u64, body: InodeBody) -> Inode {
-        Inode { depth, count, body, hash: OnceLock::new(), disk: OnceLock::new() }
+        Inode { depth, count, body, hash: OnceLock::new(), disk: OnceLock::new(), lineage: Lineage::default() }
     }
 
-    pub fn loaded(depth: u32, count: u64, body: InodeBody, hash: Option<Hash>, at: Persisted) -> Inode {
-        let i = Inode::new(depth, count, body);
+    pub fn loaded(
+        depth: u32,
+        count: u64,
+        body: InodeBody,
+        hash: Option<Hash>,
+        at: Persisted,
+        lineage: Lineage,
+    ) -> Inode {
+        let mut i = Inode::new(depth, count, body);
+        i.lineage = lineage;
         if let Some(h) = hash {
             let _ = i.hash.set(h);
         }
@@ -235,6 +310,7 @@ impl Inode {
 
     /// Forgets the cached hash and log offset: the caller is about to change the node.
     pub fn reset(&mut self) {
+        self.lineage = self.lineage.derive(self.disk.get());
         self.hash = OnceLock::new();
         self.disk = OnceLock::new();
     }

@@ -39,6 +39,10 @@ pub struct Config {
     pub control_every: u32,
     /// Open without writing (no lock taken; sees commits durable at open or `refresh`).
     pub read_only: bool,
+    /// The writer keeps the tree of its last commit in memory for the next block (checking
+    /// that commit out returns it); a node stays there this many commits after the last one
+    /// that wrote it, then goes back to the object cache. 0 keeps no working tree.
+    pub working_commits: u32,
     /// File system to use; the OS one by default, an in-memory fault-injecting one in tests.
     pub fs: Arc<dyn FileSystem>,
 }
@@ -54,6 +58,7 @@ impl Default for Config {
             inode: InodeConfig::TEZOS,
             control_every: 256,
             read_only: false,
+            working_commits: 8,
             fs: Arc::new(OsFs),
         }
     }

@@ -269,7 +269,7 @@ impl Walk<'_> {
                 if actual != hash {
                     return Err(self.mismatch(offset, hash, actual));
                 }
-                let tree = self.store.checkout(&hash)?;
+                let tree = self.store.stored_tree(&hash)?;
                 if let Ptr::Disk(d) = &tree.root {
                     self.dir(d.offset, d.hash, 0)?;
                 }

@@ -11,7 +11,7 @@ use crate::error::{Corruption, Error, Result};
 use crate::pack::log::Log;
 use crate::pack::record::{kind, ChildRef, Reader};
 use crate::path::Step;
-use crate::tree::{Dir, DirBody, DiskPtr, Entry, IPtr, Inode, InodeBody, Lineage, Persisted, Ptr, Value};
+use crate::tree::{Dir, DirBody, DiskPtr, Entry, Evicted, IPtr, Inode, InodeBody, Lineage, Persisted, Ptr, Value};
 
 /// A decoded object held by the cache.
 #[derive(Debug, Clone)]
@@ -114,7 +114,7 @@ impl Loader {
 
     /// A delta record at `offset` of the full record at `base`, and the lineage it gives.
     fn delta_at(&self, offset: u64, base: u64, steps: Vec<Step>, slots: u64) -> (Persisted, Lineage) {
-        let at = Persisted { store: self.uid, offset, full: base };
+        let at = Persisted { store: self.uid, offset, full: base, seq: 0 };
         (at, Lineage { base: Some(self.persisted(base)), steps, slots })
     }
 
@@ -284,22 +284,23 @@ impl Loader {
         self.corrupt(offset, Corruption::UnexpectedRecordKind { expected, found })
     }
 
-    /// Caches a value just written at `offset`.
-    pub fn cache_value(&self, offset: u64, v: Arc<Value>) {
-        let weight = (96 + v.bytes.len()) as u32;
-        self.cache.insert(offset, Cached { weight, object: Object::Value(v) });
-    }
-
-    /// Caches a directory just written at `offset` (in decoded form: children by offset).
-    pub fn cache_dir(&self, offset: u64, d: Dir) {
-        let weight = self.dir_weight(&d) as u32;
-        self.cache.insert(offset, Cached { weight, object: Object::Dir(Arc::new(d)) });
-    }
-
-    /// Caches an inode just written at `offset` (in decoded form).
-    pub fn cache_inode(&self, offset: u64, i: Inode) {
-        let weight = inode_weight(&i) as u32;
-        self.cache.insert(offset, Cached { weight, object: Object::Inode(Arc::new(i)) });
+    /// Caches a node a tree let go of, under the offset it was written at.
+    fn cache_evicted(&self, node: Evicted) {
+        let (offset, weight, object) = match node {
+            Evicted::Value(v) => match v.disk.get() {
+                Some(p) => (p.offset, 96 + v.bytes.len(), Object::Value(v)),
+                None => return,
+            },
+            Evicted::Dir(d) => match d.persisted() {
+                Some(p) => (p.offset, self.dir_weight(&d), Object::Dir(d)),
+                None => return,
+            },
+            Evicted::Inode(i) => match i.disk.get() {
+                Some(p) => (p.offset, inode_weight(&i), Object::Inode(i)),
+                None => return,
+            },
+        };
+        self.cache.insert(offset, Cached { weight: weight as u32, object });
     }
 
     fn dir_weight(&self, d: &Dir) -> usize {
@@ -449,6 +450,9 @@ impl crate::tree::Source for Loader {
     }
     fn load_inode(&self, offset: u64, hash: &Hash, depth: u32) -> Result<Arc<Inode>> {
         Loader::load_inode(self, offset, hash, depth)
+    }
+    fn adopt(&self, node: Evicted) {
+        self.cache_evicted(node);
     }
 }
 

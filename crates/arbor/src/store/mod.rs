@@ -59,7 +59,24 @@ struct Writer {
     last_sync: Instant,
     /// Bytes written but not yet synced (relaxed durability).
     unsynced: bool,
+    /// Commits written by this instance: stamped on the nodes each one writes.
+    seq: u32,
 }
+
+/// The tree of the writer's last commit, kept in memory for the next block.
+#[derive(Debug)]
+struct Working {
+    hash: Hash,
+    root: Ptr,
+    /// The commit sequence number that wrote it.
+    seq: u32,
+    /// The sequence number of its last eviction.
+    evicted_at: u32,
+}
+
+/// A commit that writes more records than this (a bulk load, an import) leaves no working
+/// tree: keeping all it wrote in memory would not be bounded by anything.
+const WORKING_MAX_RECORDS: u64 = 100_000;
 
 /// Everything a store's handles and trees share.
 #[derive(Debug)]
@@ -83,6 +100,8 @@ pub(crate) struct Shared {
     control_lock: Mutex<()>,
     /// Generation of the last control file written.
     control_generation: std::sync::atomic::AtomicU64,
+    /// The writer's last committed tree (see [`Config::working_commits`]).
+    working: Mutex<Option<Working>>,
     _lock: Option<Box<dyn LockGuard>>,
 }
 
@@ -149,8 +168,27 @@ impl Store {
         })
     }
 
-    /// The tree of a commit (Tezos `Context.checkout`); its nodes load lazily.
+    /// The tree of a commit (Tezos `Context.checkout`); its nodes load lazily. The writer's
+    /// last commit comes back as the tree it committed, with what the last few commits wrote
+    /// still in memory (nodes older than [`Config::working_commits`] go to the cache first).
     pub fn checkout(&self, hash: &Hash) -> Result<Tree> {
+        if let Some(w) = self.shared.working.lock().as_mut().filter(|w| w.hash == *hash) {
+            let window = self.shared.config.working_commits;
+            // Evicting every `window` commits those older than `window` keeps at most two
+            // windows' worth of written nodes in memory, for a walk every `window` blocks.
+            if w.seq.wrapping_sub(w.evicted_at) >= window {
+                if let Some(source) = &self.ctx.source {
+                    crate::tree::evict(&mut w.root, w.seq.saturating_sub(window - 1), source.as_ref());
+                }
+                w.evicted_at = w.seq;
+            }
+            return Ok(Tree { root: w.root.clone(), ctx: self.ctx.clone() });
+        }
+        self.stored_tree(hash)
+    }
+
+    /// The tree of a commit as its records hold it: a pointer to its root record.
+    fn stored_tree(&self, hash: &Hash) -> Result<Tree> {
         let offset = self.commit_offset(hash)?;
         let c = self.read_commit(offset)?;
         let tree_at = offset.checked_sub(c.tree_back).filter(|_| c.tree_back > 0).ok_or_else(|| Error::Corrupt {
@@ -242,7 +280,7 @@ impl Store {
             return Err(Error::Poisoned);
         }
         let poison = PoisonOnUnwind(&sh.poisoned);
-        let mut p = sh.persister(&mut w.log);
+        let mut p = sh.persister(&mut w.log, w.seq);
         // Flushed and published so the returned tree can be read back before any commit.
         let result = p.dir(&d);
         sh.note_gc_roots(std::mem::take(&mut p.below_floor));
@@ -271,7 +309,8 @@ impl Store {
         // Hash first, from the root down: the top of the changed tree is hashed in parallel
         // (`prehash`), which writing children-first would otherwise do one node at a time.
         let tree_hash = tree.hash();
-        let mut p = sh.persister(&mut w.log);
+        w.seq = w.seq.wrapping_add(1);
+        let mut p = sh.persister(&mut w.log, w.seq);
         let root = match &tree.root {
             Ptr::Dir(d) => p.dir(d)?,
             Ptr::Disk(d) if d.kind == arbor_core::ChildKind::Node => p.kept(d.offset)?,
@@ -313,6 +352,16 @@ impl Store {
         if w.commits_since_control >= sh.config.control_every && !w.unsynced {
             self.write_control(w)?;
         }
+        let keep = sh.config.working_commits > 0 && stats.objects <= WORKING_MAX_RECORDS;
+        let working = match &tree.root {
+            Ptr::Dir(_) if keep => {
+                let evicted_at = sh.working.lock().as_ref().map_or(w.seq, |old| old.evicted_at);
+                Some(Working { hash, root: tree.root.clone(), seq: w.seq, evicted_at })
+            }
+            _ => None,
+        };
+        // The previous working tree is freed here, inside the commit (it is the commit's cost).
+        drop(std::mem::replace(&mut *sh.working.lock(), working));
         Ok((hash, stats))
     }
 
@@ -479,9 +528,9 @@ impl Store {
 
 impl Shared {
     /// A persister appending to `log`, aware of garbage collection done and under way.
-    fn persister<'a>(&'a self, log: &'a mut LogWriter) -> Persister<'a> {
+    fn persister<'a>(&'a self, log: &'a mut LogWriter, seq: u32) -> Persister<'a> {
         Persister {
-            loader: &self.loader,
+            seq,
             w: log,
             uid: self.loader.uid,
             inline_max: self.config.inline_max,

@@ -154,6 +154,7 @@ pub(super) fn open(dir: &Path, config: Config) -> Result<Store> {
             commits_since_control: found.commits.len() as u32,
             last_sync: Instant::now(),
             unsynced: false,
+            seq: 0,
         };
         Some(w)
     } else {
@@ -190,6 +191,7 @@ pub(super) fn open(dir: &Path, config: Config) -> Result<Store> {
         gc_pending: Mutex::new(None),
         control_lock: Mutex::new(()),
         control_generation: std::sync::atomic::AtomicU64::new(control.generation),
+        working: Mutex::new(None),
         _lock: lock,
     };
     let store = Store { shared: Arc::new(shared), ctx };

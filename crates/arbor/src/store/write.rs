@@ -2,11 +2,10 @@
 
 use arbor_core::{ChildKind, Hash};
 
-use super::load::Loader;
 use crate::error::Result;
 use crate::pack::log::{GcView, LogWriter};
 use crate::pack::record::{kind, put_change, put_entry, ChildRef};
-use crate::tree::{search, Dir, DirBody, DiskPtr, Entry, IPtr, Inode, InodeBody, Lineage, Persisted, Ptr};
+use crate::tree::{search, Dir, DirBody, Entry, IPtr, Inode, InodeBody, Lineage, Persisted, Ptr};
 use arbor_core::leb128;
 
 /// Counters of one commit's writes.
@@ -55,14 +54,11 @@ fn delta_limit(total: usize) -> usize {
 /// A node changed since it was read or written is appended as a delta of its last full
 /// record when few of its bindings changed (FORMAT.md 5.8), else in full.
 ///
-/// Every record written also goes into the object cache in the form a read would decode it
-/// to (children as offsets): the next block checks out this commit and reads mostly what
-/// the last one wrote, so the cache is written through rather than refilled from the file.
-/// The cached copies never point at in-memory children, so they pin nothing beyond their
-/// own weight.
+/// Nothing written goes into the object cache here: the store keeps the committed tree as
+/// its working tree (`Store::checkout` of the last commit returns it), and nodes the working
+/// tree lets go of are handed to the cache then (`tree::evict`).
 pub(crate) struct Persister<'a> {
     pub w: &'a mut LogWriter,
-    pub loader: &'a Loader,
     pub uid: u64,
     pub inline_max: usize,
     pub stats: WriteStats,
@@ -72,6 +68,8 @@ pub(crate) struct Persister<'a> {
     pub pending_floor: u64,
     /// Pointers below `pending_floor` written, for the collection to keep what they reach.
     pub below_floor: Vec<u64>,
+    /// The writer's commit sequence number, stamped on every node written.
+    pub seq: u32,
 }
 
 impl Persister<'_> {
@@ -108,7 +106,7 @@ impl Persister<'_> {
     }
 
     fn at(&self, offset: u64, full: u64) -> Persisted {
-        Persisted { store: self.uid, offset, full }
+        Persisted { store: self.uid, offset, full, seq: self.seq }
     }
 
     fn child<'p>(&mut self, ptr: &'p Ptr) -> Result<Written<'p>> {
@@ -123,8 +121,7 @@ impl Persister<'_> {
                     None => {
                         let o = self.w.append(kind::CONTENTS, &v.bytes)?;
                         self.stats.objects += 1;
-                        let _ = v.disk.set(Persisted::full(self.uid, o));
-                        self.loader.cache_value(o, v.clone());
+                        let _ = v.disk.set(self.at(o, o));
                         o
                     }
                 };
@@ -140,45 +137,37 @@ impl Persister<'_> {
         if let Some(o) = self.mine(d.persisted().as_ref())? {
             return Ok(o);
         }
-        let (at, body, lineage) = match &d.body {
-            DirBody::Flat(entries) => {
-                let (at, cached) = self.bindings(kind::FLAT_DIR, None, entries, &d.lineage)?;
-                (at, DirBody::Flat(cached), d.lineage.clone())
-            }
-            DirBody::Large(root) => {
-                let (at, cached) = self.inode(root)?;
-                (at, DirBody::Large(std::sync::Arc::new(cached)), Lineage::default())
-            }
+        let at = match &d.body {
+            DirBody::Flat(entries) => self.bindings(kind::FLAT_DIR, None, entries, &d.lineage)?,
+            DirBody::Large(root) => self.inode(root)?,
         };
         let _ = d.disk.set(at);
-        self.loader.cache_dir(at.offset, Dir::loaded(body, Some(*d.hash()), at, lineage));
         Ok(at.offset)
     }
 
     /// Writes a FLAT_DIR or INODE_VALUES record (or a delta of one, or nothing when the node
-    /// is its base unchanged); returns where it is and its bindings as a read would decode them.
+    /// is its base unchanged); returns where it is.
     fn bindings(
         &mut self,
         full_kind: u8,
         depth: Option<u32>,
         entries: &[Entry],
         lineage: &Lineage,
-    ) -> Result<(Persisted, Vec<Entry>)> {
-        let children = entries.iter().map(|(_, p)| self.child(p)).collect::<Result<Vec<_>>>()?;
-        let cached: Vec<Entry> = entries
-            .iter()
-            .zip(&children)
-            .map(|((s, p), c)| match c {
-                Written::Inline(_) => (s.clone(), p.clone()),
-                Written::At { offset, hash, kind } => {
-                    (s.clone(), Ptr::Disk(DiskPtr { offset: *offset, hash: *hash, kind: *kind }))
-                }
-            })
-            .collect();
+    ) -> Result<Persisted> {
         let base = self.delta_base(lineage, lineage.steps.len(), entries.len());
         if let (Some(b), true) = (base, lineage.steps.is_empty()) {
-            return Ok((self.at(b, b), cached));
+            return Ok(self.at(b, b));
         }
+        // Children first: all of them for a full record, the changed ones for a delta (the
+        // others are the base's, written already).
+        let children: Vec<Option<Written<'_>>> = match base {
+            None => entries.iter().map(|(_, p)| self.child(p).map(Some)).collect::<Result<_>>()?,
+            Some(_) => lineage
+                .steps
+                .iter()
+                .map(|s| search(entries, s).ok().map(|i| self.child(&entries[i].1)).transpose())
+                .collect::<Result<_>>()?,
+        };
         let at = self.w.pos();
         let body = &mut self.w.scratch;
         body.clear();
@@ -189,6 +178,7 @@ impl Persister<'_> {
             None => {
                 leb128::write_u64(body, entries.len() as u64);
                 for ((step, _), c) in entries.iter().zip(&children) {
+                    let c = c.as_ref().expect("every child of a full record is written");
                     put_entry(body, step, &c.as_ref(at));
                 }
                 full_kind
@@ -197,9 +187,8 @@ impl Persister<'_> {
                 leb128::write_u64(body, at - b);
                 leb128::write_u64(body, entries.len() as u64);
                 leb128::write_u64(body, lineage.steps.len() as u64);
-                for step in &lineage.steps {
-                    let child = search(entries, step).ok().map(|i| children[i].as_ref(at));
-                    put_change(body, step, child.as_ref());
+                for (step, c) in lineage.steps.iter().zip(&children) {
+                    put_change(body, step, c.as_ref().map(|c| c.as_ref(at)).as_ref());
                 }
                 self.stats.deltas += 1;
                 if full_kind == kind::FLAT_DIR {
@@ -211,84 +200,78 @@ impl Persister<'_> {
         };
         self.stats.objects += 1;
         let offset = self.w.append_scratch(record_kind)?;
-        Ok((self.at(offset, base.unwrap_or(offset)), cached))
+        Ok(self.at(offset, base.unwrap_or(offset)))
     }
 
-    /// Writes an inode (if not yet in this store); returns its offset and, when it was
-    /// written now, its decoded form for the cache.
+    /// Writes an inode (if not yet in this store); returns its offset.
     fn inode_offset(&mut self, i: &Inode) -> Result<u64> {
         if let Some(o) = self.mine(i.disk.get())? {
             return Ok(o);
         }
-        let (at, cached) = self.inode(i)?;
-        self.loader.cache_inode(at.offset, cached);
-        Ok(at.offset)
+        Ok(self.inode(i)?.offset)
     }
 
-    /// Writes an inode record (full or delta); returns where it is and its decoded form.
-    fn inode(&mut self, i: &Inode) -> Result<(Persisted, Inode)> {
-        let (at, body) = match &i.body {
-            InodeBody::Values(entries) => {
-                let (at, cached) = self.bindings(kind::INODE_VALUES, Some(i.depth), entries, &i.lineage)?;
-                (at, InodeBody::Values(cached))
-            }
+    /// Writes an inode record (full or delta, or nothing when the inode is its base
+    /// unchanged); returns where it is.
+    fn inode(&mut self, i: &Inode) -> Result<Persisted> {
+        let at = match &i.body {
+            InodeBody::Values(entries) => self.bindings(kind::INODE_VALUES, Some(i.depth), entries, &i.lineage)?,
             InodeBody::Tree(slots) => {
-                let mut children = Vec::with_capacity(slots.len());
-                for (n, s) in slots.iter().enumerate() {
-                    match s {
-                        IPtr::Empty => {}
-                        IPtr::Mem(sub) => children.push((n, self.inode_offset(sub)?, *sub.hash())),
-                        IPtr::Disk { offset, hash } => children.push((n, self.kept(*offset)?, *hash)),
-                    }
-                }
-                let mut cached = vec![IPtr::Empty; slots.len()];
-                for (n, offset, hash) in &children {
-                    cached[*n] = IPtr::Disk { offset: *offset, hash: *hash };
-                }
                 let changed = i.lineage.slots;
                 let base = self.delta_base(&i.lineage, changed.count_ones() as usize, slots.len());
-                let at = match base {
-                    Some(b) if changed == 0 => self.at(b, b),
-                    _ => {
-                        let at = self.w.pos();
-                        let body = &mut self.w.scratch;
-                        body.clear();
-                        leb128::write_u64(body, u64::from(i.depth));
-                        if let Some(b) = base {
-                            leb128::write_u64(body, at - b);
-                        }
-                        leb128::write_u64(body, i.count);
-                        // A full record lists the non-empty slots; a delta the changed ones,
-                        // a slot emptied since the base as back distance 0.
-                        let listed =
-                            base.map_or_else(|| children.iter().fold(0u64, |b, c| b | (1 << c.0)), |_| changed);
-                        leb128::write_u64(body, listed);
-                        let mut next = children.iter().peekable();
-                        for n in (0..slots.len()).filter(|n| listed & (1 << n) != 0) {
-                            while next.next_if(|c| c.0 < n).is_some() {}
-                            match next.next_if(|c| c.0 == n) {
-                                Some((_, offset, hash)) => {
-                                    leb128::write_u64(body, at - offset);
-                                    body.extend_from_slice(hash.as_bytes());
-                                }
-                                None => leb128::write_u64(body, 0),
-                            }
-                        }
-                        self.stats.objects += 1;
-                        let k = if base.is_some() {
-                            self.stats.deltas += 1;
-                            kind::INODE_TREE_DELTA
-                        } else {
-                            kind::INODE_TREE
-                        };
-                        let offset = self.w.append_scratch(k)?;
-                        self.at(offset, base.unwrap_or(offset))
-                    }
+                if let (Some(b), 0) = (base, changed) {
+                    let at = self.at(b, b);
+                    let _ = i.disk.set(at);
+                    return Ok(at);
+                }
+                // A full record lists the non-empty slots; a delta the changed ones, a slot
+                // emptied since the base as back distance 0. Children are written first.
+                let listed = match base {
+                    Some(_) => changed,
+                    None => slots.iter().enumerate().fold(0u64, |b, (n, s)| match s {
+                        IPtr::Empty => b,
+                        _ => b | (1 << n),
+                    }),
                 };
-                (at, InodeBody::Tree(cached))
+                let mut children = Vec::with_capacity(listed.count_ones() as usize);
+                for (n, s) in slots.iter().enumerate().filter(|(n, _)| listed & (1 << n) != 0) {
+                    children.push(match s {
+                        IPtr::Empty => None,
+                        IPtr::Mem(sub) => Some((self.inode_offset(sub)?, *sub.hash())),
+                        IPtr::Disk { offset, hash } => Some((self.kept(*offset)?, *hash)),
+                    });
+                    debug_assert!(base.is_some() || children.last().is_some_and(Option::is_some), "slot {n}");
+                }
+                let at = self.w.pos();
+                let body = &mut self.w.scratch;
+                body.clear();
+                leb128::write_u64(body, u64::from(i.depth));
+                if let Some(b) = base {
+                    leb128::write_u64(body, at - b);
+                }
+                leb128::write_u64(body, i.count);
+                leb128::write_u64(body, listed);
+                for c in &children {
+                    match c {
+                        Some((offset, hash)) => {
+                            leb128::write_u64(body, at - offset);
+                            body.extend_from_slice(hash.as_bytes());
+                        }
+                        None => leb128::write_u64(body, 0),
+                    }
+                }
+                self.stats.objects += 1;
+                let k = if base.is_some() {
+                    self.stats.deltas += 1;
+                    kind::INODE_TREE_DELTA
+                } else {
+                    kind::INODE_TREE
+                };
+                let offset = self.w.append_scratch(k)?;
+                self.at(offset, base.unwrap_or(offset))
             }
         };
         let _ = i.disk.set(at);
-        Ok((at, Inode::loaded(i.depth, i.count, body, Some(*i.hash()), at, i.lineage.clone())))
+        Ok(at)
     }
 }

@@ -1,5 +1,6 @@
 //! Trees: immutable, cheaply cloned snapshots of a context (Tezos `Context.tree`).
 
+mod evict;
 mod mutate;
 mod node;
 mod ops;
@@ -9,8 +10,11 @@ use std::sync::{Arc, OnceLock};
 
 use arbor_core::{ChildKind, Hash, InodeConfig};
 
+pub(crate) use evict::evict;
 use mutate::Outcome;
-pub(crate) use node::{Dir, DirBody, DiskPtr, Entry, IPtr, Inode, InodeBody, Lineage, Persisted, Ptr, Source, Value};
+pub(crate) use node::{
+    Dir, DirBody, DiskPtr, Entry, Evicted, IPtr, Inode, InodeBody, Lineage, Persisted, Ptr, Source, Value,
+};
 pub(crate) use ops::{search, Ctx};
 pub use walk::{Depth, Order};
 

@@ -21,12 +21,15 @@ pub(crate) struct Persisted {
     /// The full record this record is a version of: `offset` itself for a full record, the
     /// base of a delta record otherwise (FORMAT.md 5.8).
     pub full: u64,
+    /// The writer's commit sequence number when this node was written (0 when read): how
+    /// recently the working tree needed it (`tree::evict`).
+    pub seq: u32,
 }
 
 impl Persisted {
-    /// A full record written or read at `offset` by store instance `store`.
+    /// A full record read at `offset` by store instance `store`.
     pub fn full(store: u64, offset: u64) -> Persisted {
-        Persisted { store, offset, full: offset }
+        Persisted { store, offset, full: offset, seq: 0 }
     }
 }
 
@@ -388,4 +391,18 @@ pub(crate) trait Source: Send + Sync + std::fmt::Debug {
     fn load_dir(&self, ptr: &DiskPtr) -> Result<Arc<Dir>>;
     /// The inode at `offset`, expected at `depth`.
     fn load_inode(&self, offset: u64, hash: &Hash, depth: u32) -> Result<Arc<Inode>>;
+    /// Takes a written node that a tree lets go of (its children already by offset), so that
+    /// reading it again needs no I/O.
+    fn adopt(&self, node: Evicted);
+}
+
+/// A written node a tree no longer holds, in the form a read would decode it to.
+#[derive(Debug)]
+pub(crate) enum Evicted {
+    /// A CONTENTS record.
+    Value(Arc<Value>),
+    /// A directory record (flat, or the root inode of a large one).
+    Dir(Arc<Dir>),
+    /// An inode record.
+    Inode(Arc<Inode>),
 }

@@ -316,6 +316,8 @@ fn replay_block(
         Parent::Hash(h) => Some(Hash(h)),
     };
     let io0 = IoCounters::now();
+    let log0 = store.log_bytes();
+    let (user0, sys0) = cpu_times();
     let start = Instant::now();
     let mut tree = match parent {
         Some(p) => store.checkout(&p)?,
@@ -333,7 +335,12 @@ fn replay_block(
     let c = &block.commit;
     let (hash, _) = store.commit_with_stats(&tree, parent.as_slice(), c.date, &c.author, &c.message)?;
     let commit_time: Duration = commit_start.elapsed();
+    // Freeing the block's tree is part of the block (the store keeps the committed tree as
+    // its working tree, so this drops only the caller's handle).
+    drop(tree);
     let time = start.elapsed();
+    let (user1, sys1) = cpu_times();
+    let cpu = (user1 + sys1).saturating_sub(user0 + sys0);
     if let Some(expected) = c.hash {
         if expected != hash.0 && opts.check {
             let what = format!("commit hash: expected {}, got {hash}", Hash(expected));
@@ -356,5 +363,16 @@ fn replay_block(
         read_syscalls: io.syscr,
         write_syscalls: io.syscw,
         gc_running: false,
+        cpu_ns: cpu.as_nanos() as u64,
+        appended_bytes: store.log_bytes().saturating_sub(log0),
+        writes: block
+            .ops
+            .iter()
+            .map(|op| match op {
+                Op::Add { .. } => 1,
+                Op::AddTree { tree, .. } => tree.len() as u64,
+                _ => 0,
+            })
+            .sum(),
     })
 }

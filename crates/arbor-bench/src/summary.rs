@@ -30,6 +30,13 @@ pub struct BlockSample {
     pub write_syscalls: u64,
     /// A garbage collection was running in the background during the block.
     pub gc_running: bool,
+    /// CPU time (user + system) of the whole process during the block, in ns: the replaying
+    /// thread, the hashing pool, and the trace-decoding thread working ahead.
+    pub cpu_ns: u64,
+    /// Bytes the block appended to the log (its records and commit).
+    pub appended_bytes: u64,
+    /// Values the block wrote (`add`, and each leaf of an `add_tree`).
+    pub writes: u64,
 }
 
 /// One background garbage collection during a replay.
@@ -106,6 +113,10 @@ pub struct ReplaySummary {
     pub cpu_user_seconds: f64,
     /// System CPU seconds during the block replay.
     pub cpu_sys_seconds: f64,
+    /// Mean process CPU time per block (user + system), ms.
+    pub cpu_ms_per_block: f64,
+    /// Bytes appended to the log per value written (log growth over the blocks / writes).
+    pub appended_bytes_per_write: f64,
     /// Operations whose result was checked against the trace.
     pub checked_results: u64,
     /// Commits whose hash was checked against the trace.
@@ -180,6 +191,10 @@ impl ReplaySummary {
             self.read_syscalls_per_block = per(|s| s.read_syscalls);
             self.write_syscalls_per_block = per(|s| s.write_syscalls);
             self.disk_after_bytes = samples.last().map_or(0, |s| s.disk_bytes);
+            self.cpu_ms_per_block = per(|s| s.cpu_ns) / 1e6;
+            let writes: u64 = samples.iter().map(|s| s.writes).sum();
+            let appended: u64 = samples.iter().map(|s| s.appended_bytes).sum();
+            self.appended_bytes_per_write = if writes > 0 { appended as f64 / writes as f64 } else { 0.0 };
             let mut during: Vec<u64> = samples.iter().filter(|s| s.gc_running).map(|s| s.time_ns).collect();
             during.sort_unstable();
             self.gc_blocks = during.len() as u64;
@@ -208,6 +223,8 @@ impl std::fmt::Display for ReplaySummary {
             self.block_max_level
         )?;
         writeln!(f, "commit time     mean {:.2} ms, p99 {:.2} ms", self.commit_mean_ms, self.commit_p99_ms)?;
+        writeln!(f, "CPU per block   {:.2} ms (process: replay, hashing pool, trace decoding)", self.cpu_ms_per_block)?;
+        writeln!(f, "appended        {:.1} bytes per value written", self.appended_bytes_per_write)?;
         writeln!(f, "max RSS         {:.1} MiB", mb(self.max_rss_bytes as f64))?;
         writeln!(
             f,

@@ -61,6 +61,9 @@ fn long_report(blocks: u64) -> ReplayReport {
                 read_syscalls: level % 5,
                 write_syscalls: 3,
                 gc_running: level % 500 < 20,
+                cpu_ns: 25_000_000,
+                appended_bytes: 120_000,
+                writes: 1_000,
             }
         })
         .collect();

@@ -34,6 +34,23 @@ use error::CliResult;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// mimalloc's `mi_option_purge_delay` (its position in `mi_option_e`, mimalloc.h; libmimalloc-sys
+/// names no constant for it).
+const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
+
+/// Memory mimalloc frees is handed back to the kernel after this many milliseconds (default
+/// 10); -1: never. With the default, a 300-block replay gave back and faulted in again 4,714
+/// transparent huge pages (2 MiB each, zeroed by the kernel every time): 15% of its CPU time.
+/// A delay of 1 s still left 3,400 faults; never purging leaves 607, and a process whose memory
+/// the store's budget bounds loses nothing by keeping what it freed (peak RSS +3%).
+const PURGE_DELAY_MS: std::ffi::c_long = -1;
+
+fn tune_allocator() {
+    // SAFETY: `mi_option_set` only stores an integer option; it is called before any other
+    // thread exists, and mimalloc reads the option when it next purges.
+    unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, PURGE_DELAY_MS) };
+}
+
 /// arbor: a Tezos-context-compatible storage engine for blockchain state.
 #[derive(Parser, Debug)]
 #[command(name = "arbor", version, propagate_version = true)]
@@ -106,6 +123,7 @@ impl Command {
 }
 
 fn main() -> ExitCode {
+    tune_allocator();
     // Clap prints its own usage errors and exits with code 2.
     let cli = Cli::parse();
     // One buffered, locked stdout for the whole command: `ls` and `log` can print many lines.

@@ -126,8 +126,9 @@ type OffsetSet = HashSet<u64, std::hash::BuildHasherDefault<OffsetHasher>>;
 pub(super) struct Pending {
     /// Its floor.
     pub floor: u64,
-    /// Pointers below the floor that commits wrote since the collection started.
-    pub roots: Vec<u64>,
+    /// Pointers below the floor that commits wrote since the collection started (a delta's
+    /// base with what the delta overrides there).
+    pub roots: Vec<Reach>,
 }
 
 /// Clears the pending collection however `run_gc` ends.
@@ -238,11 +239,12 @@ impl Store {
         let mut finished = usize::MAX;
         for _ in 0..CATCH_UP_ROUNDS {
             let noted = std::mem::take(&mut sh.gc_pending.lock().as_mut().expect("set above").roots);
-            marker.copy_all(&noted, &mut out)?;
+            let noted_len = noted.len();
+            marker.copy_all(noted, &mut out)?;
             if out.len() != finished {
                 out.finish(fs.as_ref(), &pack, floor)?;
                 finished = out.len();
-            } else if noted.len() < CATCH_UP_SMALL {
+            } else if noted_len < CATCH_UP_SMALL {
                 break;
             }
         }
@@ -257,7 +259,7 @@ impl Store {
             return Err(Error::Poisoned);
         }
         let noted = sh.gc_pending.lock().take().expect("set above").roots;
-        marker.copy_all(&noted, &mut out)?;
+        marker.copy_all(noted, &mut out)?;
         if out.len() != finished {
             // The writer reused old nodes just now (rare): write the map again.
             out.finish(fs.as_ref(), &pack, floor)?;
@@ -355,7 +357,8 @@ pub(super) fn finish_release(
 }
 
 /// Something below the floor that a kept record reaches.
-enum Reach {
+#[derive(Debug)]
+pub(crate) enum Reach {
     /// A record, and everything it points at.
     Record(u64),
     /// The base of a delta: its record, and only the children the delta does not override
@@ -396,18 +399,13 @@ impl Marker<'_> {
             Ok(())
         })?;
         self.refs = refs;
-        for r in roots {
-            self.copy_from(r, out)?;
-        }
-        Ok(())
+        self.copy_all(roots, out)
     }
 
     /// Copies what each of `roots` reaches.
-    fn copy_all(&mut self, roots: &[u64], out: &mut PrefixWriter) -> Result<()> {
-        for &r in roots {
-            if !self.expanded.contains(&r) {
-                self.copy_from(Reach::Record(r), out)?;
-            }
+    fn copy_all(&mut self, roots: Vec<Reach>, out: &mut PrefixWriter) -> Result<()> {
+        for r in roots {
+            self.copy_from(r, out)?;
         }
         Ok(())
     }

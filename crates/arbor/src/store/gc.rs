@@ -126,9 +126,8 @@ type OffsetSet = HashSet<u64, std::hash::BuildHasherDefault<OffsetHasher>>;
 pub(super) struct Pending {
     /// Its floor.
     pub floor: u64,
-    /// Pointers below the floor that commits wrote since the collection started (a delta's
-    /// base with what the delta overrides there).
-    pub roots: Vec<Reach>,
+    /// Pointers below the floor that commits wrote since the collection started.
+    pub roots: Vec<u64>,
 }
 
 /// Clears the pending collection however `run_gc` ends.
@@ -239,12 +238,11 @@ impl Store {
         let mut finished = usize::MAX;
         for _ in 0..CATCH_UP_ROUNDS {
             let noted = std::mem::take(&mut sh.gc_pending.lock().as_mut().expect("set above").roots);
-            let noted_len = noted.len();
-            marker.copy_all(noted, &mut out)?;
+            marker.copy_all(&noted, &mut out)?;
             if out.len() != finished {
                 out.finish(fs.as_ref(), &pack, floor)?;
                 finished = out.len();
-            } else if noted_len < CATCH_UP_SMALL {
+            } else if noted.len() < CATCH_UP_SMALL {
                 break;
             }
         }
@@ -259,7 +257,7 @@ impl Store {
             return Err(Error::Poisoned);
         }
         let noted = sh.gc_pending.lock().take().expect("set above").roots;
-        marker.copy_all(noted, &mut out)?;
+        marker.copy_all(&noted, &mut out)?;
         if out.len() != finished {
             // The writer reused old nodes just now (rare): write the map again.
             out.finish(fs.as_ref(), &pack, floor)?;
@@ -357,8 +355,7 @@ pub(super) fn finish_release(
 }
 
 /// Something below the floor that a kept record reaches.
-#[derive(Debug)]
-pub(crate) enum Reach {
+enum Reach {
     /// A record, and everything it points at.
     Record(u64),
     /// The base of a delta: its record, and only the children the delta does not override
@@ -399,13 +396,18 @@ impl Marker<'_> {
             Ok(())
         })?;
         self.refs = refs;
-        self.copy_all(roots, out)
+        for r in roots {
+            self.copy_from(r, out)?;
+        }
+        Ok(())
     }
 
     /// Copies what each of `roots` reaches.
-    fn copy_all(&mut self, roots: Vec<Reach>, out: &mut PrefixWriter) -> Result<()> {
-        for r in roots {
-            self.copy_from(r, out)?;
+    fn copy_all(&mut self, roots: &[u64], out: &mut PrefixWriter) -> Result<()> {
+        for &r in roots {
+            if !self.expanded.contains(&r) {
+                self.copy_from(Reach::Record(r), out)?;
+            }
         }
         Ok(())
     }

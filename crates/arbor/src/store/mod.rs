@@ -542,7 +542,7 @@ impl Shared {
     }
 
     /// Hands a running collection the pointers below its floor a write just made.
-    fn note_gc_roots(&self, roots: Vec<gc::Reach>) {
+    fn note_gc_roots(&self, roots: Vec<u64>) {
         if roots.is_empty() {
             return;
         }

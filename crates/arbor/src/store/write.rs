@@ -2,11 +2,9 @@
 
 use arbor_core::{ChildKind, Hash};
 
-use super::gc::Reach;
 use crate::error::Result;
 use crate::pack::log::{GcView, LogWriter};
 use crate::pack::record::{kind, put_change, put_entry, ChildRef};
-use crate::pack::refs::{DeltaBase, Overrides};
 use crate::tree::{search, Dir, DirBody, Entry, IPtr, Inode, InodeBody, Lineage, Persisted, Ptr};
 use arbor_core::leb128;
 
@@ -69,7 +67,7 @@ pub(crate) struct Persister<'a> {
     /// The floor of a collection under way (0 if none): pointers below it are noted.
     pub pending_floor: u64,
     /// Pointers below `pending_floor` written, for the collection to keep what they reach.
-    pub below_floor: Vec<Reach>,
+    pub below_floor: Vec<u64>,
     /// The writer's commit sequence number, stamped on every node written.
     pub seq: u32,
 }
@@ -82,47 +80,29 @@ impl Persister<'_> {
     /// Notes a pointer about to be written, for a collection under way.
     pub fn note(&mut self, offset: u64) {
         if offset < self.pending_floor {
-            self.below_floor.push(Reach::Record(offset));
+            self.below_floor.push(offset);
         }
     }
 
     /// `offset`, if the record there survived garbage collection. A tree of a dropped commit
     /// held across a collection would otherwise be committed pointing at nothing.
     pub fn kept(&mut self, offset: u64) -> Result<u64> {
-        if !self.survived(offset) {
+        let gc = &self.gc;
+        if offset < gc.floor && !gc.archive && !gc.prefix.as_ref().is_some_and(|p| p.contains(offset)) {
             return Err(crate::error::Error::ObjectDropped { offset });
         }
         self.note(offset);
         Ok(offset)
     }
 
-    /// True if the record at `offset` survived garbage collection.
-    fn survived(&self, offset: u64) -> bool {
-        let gc = &self.gc;
-        offset >= gc.floor || gc.archive || gc.prefix.as_ref().is_some_and(|p| p.contains(offset))
-    }
-
     /// The full record a node with `lineage` and `changed` changes out of `total` bindings
     /// may be written as a delta of; None when a full record is better or the base is gone.
-    /// A collection under way is told the base with what the delta overrides there (`slots`
-    /// for a tree inode, else the lineage's steps): a base below a floor may have been kept
-    /// only for the bindings deltas do not override (FORMAT.md 15.2), so it must not be
-    /// followed whole.
-    fn delta_base(&mut self, lineage: &Lineage, changed: usize, total: usize, slots: bool) -> Option<u64> {
+    fn delta_base(&mut self, lineage: &Lineage, changed: usize, total: usize) -> Option<u64> {
         let base = lineage.base.filter(|b| b.store == self.uid)?;
         if changed > delta_limit(total) {
             return None;
         }
-        let offset = base.offset;
-        if !self.survived(offset) {
-            return None;
-        }
-        if offset < self.pending_floor {
-            let overrides =
-                if slots { Overrides::Slots(lineage.slots) } else { Overrides::Steps(lineage.steps.clone()) };
-            self.below_floor.push(Reach::Base(DeltaBase { base: offset, overrides }));
-        }
-        Some(offset)
+        self.kept(base.offset).ok()
     }
 
     fn at(&self, offset: u64, full: u64) -> Persisted {
@@ -174,7 +154,7 @@ impl Persister<'_> {
         entries: &[Entry],
         lineage: &Lineage,
     ) -> Result<Persisted> {
-        let base = self.delta_base(lineage, lineage.steps.len(), entries.len(), false);
+        let base = self.delta_base(lineage, lineage.steps.len(), entries.len());
         if let (Some(b), true) = (base, lineage.steps.is_empty()) {
             return Ok(self.at(b, b));
         }
@@ -238,7 +218,7 @@ impl Persister<'_> {
             InodeBody::Values(entries) => self.bindings(kind::INODE_VALUES, Some(i.depth), entries, &i.lineage)?,
             InodeBody::Tree(slots) => {
                 let changed = i.lineage.slots;
-                let base = self.delta_base(&i.lineage, changed.count_ones() as usize, slots.len(), true);
+                let base = self.delta_base(&i.lineage, changed.count_ones() as usize, slots.len());
                 if let (Some(b), 0) = (base, changed) {
                     let at = self.at(b, b);
                     let _ = i.disk.set(at);

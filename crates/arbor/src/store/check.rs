@@ -103,13 +103,11 @@ impl Walk<'_> {
             self.stats.records[slot_index(k)] += 1;
             self.stats.record_bytes[slot_index(k)] += framed;
             self.objects += 1;
-            next = crate::pack::refs::delta_base(k, &body, at)
-                .map_err(|what| Error::Corrupt {
-                    file: self.store.shared.loader.file_of(at),
-                    offset: at,
-                    kind: crate::error::Corruption::BadEncoding(what),
-                })?
-                .map(|d| d.base);
+            next = crate::pack::refs::delta_base(k, &body, at).map_err(|what| Error::Corrupt {
+                file: self.store.shared.loader.file_of(at),
+                offset: at,
+                kind: crate::error::Corruption::BadEncoding(what),
+            })?;
             if next.is_some() {
                 self.stats.delta_records += 1;
                 self.stats.delta_bytes += framed;

@@ -25,7 +25,7 @@ use crate::error::{Error, Result};
 use crate::pack::control::GcState;
 use crate::pack::log::{GcView, Log};
 use crate::pack::prefix::{prefix_name, PrefixWriter};
-use crate::pack::refs::{children, children_except, delta_base, DeltaBase};
+use crate::pack::refs::children;
 
 /// What happens to history below the kept commit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -214,14 +214,7 @@ impl Store {
         let pack = log.dir.clone();
         let fs = sh.config.fs.clone();
         let mut out = PrefixWriter::create(fs.as_ref(), &pack, log.uid, generation)?;
-        let mut marker = Marker {
-            log,
-            floor,
-            seen: OffsetSet::default(),
-            expanded: OffsetSet::default(),
-            stack: Vec::new(),
-            refs: Vec::new(),
-        };
+        let mut marker = Marker { log, floor, seen: OffsetSet::default(), stack: Vec::new(), refs: Vec::new() };
 
         // From here on, every commit hands over the pointers below the floor it writes; what
         // was written before is scanned. The writer lock makes "before" exact.
@@ -354,90 +347,55 @@ pub(super) fn finish_release(
     Ok(freed)
 }
 
-/// Something below the floor that a kept record reaches.
-enum Reach {
-    /// A record, and everything it points at.
-    Record(u64),
-    /// The base of a delta: its record, and only the children the delta does not override
-    /// (those are older versions no kept node reads through this delta).
-    Base(DeltaBase),
-}
-
 /// Finds and copies the records below the floor that are reachable.
 struct Marker<'a> {
     log: &'a Log,
     floor: u64,
-    /// Records copied into the prefix.
     seen: OffsetSet,
-    /// Records whose every child was followed (a base reached only through deltas is
-    /// copied, but only partly followed).
-    expanded: OffsetSet,
-    stack: Vec<Reach>,
+    stack: Vec<u64>,
     refs: Vec<u64>,
 }
 
 impl Marker<'_> {
     /// Scans the records in `[from, to)` (all at or above the floor) for pointers below the
-    /// floor, and copies what those reach. Every pointer of a record above the floor counts
-    /// (the commits there are kept and may read any of them), except what a delta overrides
-    /// in a base below the floor.
+    /// floor, and copies what those reach.
     fn scan(&mut self, from: u64, to: u64, out: &mut PrefixWriter) -> Result<()> {
         let floor = self.floor;
         let mut roots = Vec::new();
         let mut refs = std::mem::take(&mut self.refs);
         self.log.for_each_record(from, to, &mut |at, k, body| {
-            let corrupt = |what| self.log.corrupt_at(at, what);
             refs.clear();
-            children(k, body, at, &mut refs).map_err(corrupt)?;
-            roots.extend(refs.iter().copied().filter(|&o| o < floor).map(Reach::Record));
-            if let Some(d) = delta_base(k, body, at).map_err(corrupt)?.filter(|d| d.base < floor) {
-                roots.push(Reach::Base(d));
-            }
+            children(k, body, at, &mut refs).map_err(|what| self.log.corrupt_at(at, what))?;
+            roots.extend(refs.iter().copied().filter(|&o| o < floor));
             Ok(())
         })?;
         self.refs = refs;
-        for r in roots {
-            self.copy_from(r, out)?;
-        }
-        Ok(())
+        self.copy_all(&roots, out)
     }
 
     /// Copies what each of `roots` reaches.
     fn copy_all(&mut self, roots: &[u64], out: &mut PrefixWriter) -> Result<()> {
         for &r in roots {
-            if !self.expanded.contains(&r) {
-                self.copy_from(Reach::Record(r), out)?;
+            if !self.seen.contains(&r) {
+                self.copy_from(r, out)?;
             }
         }
         Ok(())
     }
 
-    /// Copies the record `root` reaches and everything below it that was not copied yet, in
+    /// Copies the record at `root` and everything it reaches that was not copied yet, in
     /// depth-first order (which keeps a directory's records together in the prefix).
-    fn copy_from(&mut self, root: Reach, out: &mut PrefixWriter) -> Result<()> {
+    fn copy_from(&mut self, root: u64, out: &mut PrefixWriter) -> Result<()> {
         self.stack.push(root);
-        while let Some(next) = self.stack.pop() {
-            let (at, overrides) = match next {
-                Reach::Record(at) if !self.expanded.insert(at) => continue,
-                Reach::Record(at) => (at, None),
-                // A base is followed once per delta that reaches it (each overrides other
-                // bindings), unless all of it was.
-                Reach::Base(d) if self.expanded.contains(&d.base) => continue,
-                Reach::Base(d) => (d.base, Some(d.overrides)),
-            };
+        while let Some(at) = self.stack.pop() {
+            if !self.seen.insert(at) {
+                continue;
+            }
             let (k, raw, body) = self.log.read_raw(at)?;
-            if self.seen.insert(at) {
-                out.append(at, &raw)?;
-            }
-            let body = &raw[body];
-            let corrupt = |what| self.log.corrupt_at(at, what);
+            out.append(at, &raw)?;
             self.refs.clear();
-            children_except(k, body, at, overrides.as_ref(), &mut self.refs).map_err(corrupt)?;
-            if let Some(d) = delta_base(k, body, at).map_err(corrupt)? {
-                self.stack.push(Reach::Base(d));
-            }
-            self.stack
-                .extend(self.refs.iter().rev().copied().filter(|o| !self.expanded.contains(o)).map(Reach::Record));
+            children(k, &raw[body], at, &mut self.refs).map_err(|what| self.log.corrupt_at(at, what))?;
+            self.stack.extend(self.refs.iter().rev().copied().filter(|o| !self.seen.contains(o)));
         }
         Ok(())
     }

@@ -359,3 +359,71 @@ fn a_collection_keeps_what_the_kept_commit_reaches() {
         assert_fsck_clean(&store, "after keeping only the newest commit");
     }
 }
+
+/// Block `n` of a workload that keeps a 50-entry directory a delta of an old base for long:
+/// each block changes the sub-directory of entry 0 and of one other entry.
+fn delta_block(n: u64) -> Vec<common::BlockOp> {
+    let entry = |i: u64| vec![b"hot".to_vec(), format!("k{i:02}").into_bytes(), b"v".to_vec()];
+    if n == 0 {
+        return (0..50).map(|i| (entry(i), Some(vec![0; 8]))).collect();
+    }
+    vec![(entry(0), Some(n.to_le_bytes().to_vec())), (entry(1 + n * 7 % 49), Some(n.to_be_bytes().to_vec()))]
+}
+
+#[test]
+fn deltas_written_during_collections_keep_what_their_bases_need() {
+    // Deltas against an old base, written while collections run (from the sync hook, after
+    // the prefix is synced and before the switch) and between them: every collection must
+    // find what each kept delta reads through its base, commits read back, fsck clean.
+    let fs = MemFs::new();
+    let store = Store::open_with(DIR, config(&fs)).unwrap();
+    let mut history: Vec<(Hash, Model)> = Vec::new();
+    let block = |store: &Store, history: &mut Vec<(Hash, Model)>| {
+        let n = history.len() as u64;
+        let (tree, mut model) = match history.last() {
+            Some((h, m)) => (store.checkout(h).unwrap(), m.clone()),
+            None => (store.empty(), Model::new()),
+        };
+        let ops = delta_block(n);
+        apply_model(&mut model, &ops);
+        (apply_tree(tree, &ops), model)
+    };
+    for _ in 0..4 {
+        let (tree, model) = block(&store, &mut history);
+        let parents: Vec<Hash> = history.last().map(|c| c.0).into_iter().collect();
+        history.push((store.commit(&tree, &parents, 0, "Tezos", "").unwrap(), model));
+    }
+    for round in 0..8 {
+        let (tree, next_model) = block(&store, &mut history);
+        let last = history.last().unwrap().0;
+        let made: Arc<Mutex<Option<arbor::Result<Hash>>>> = Arc::new(Mutex::new(None));
+        let (store2, made2) = (store.clone(), made.clone());
+        fs.set_sync_hook(Box::new(move |point: SyncPoint| {
+            let in_gc = std::thread::current().name() == Some("arbor-gc");
+            let prefix = point.path.file_name().is_some_and(|n| n.to_string_lossy().starts_with("prefix-"));
+            if in_gc && prefix && !point.before && made2.lock().unwrap().is_none() {
+                *made2.lock().unwrap() = Some(store2.commit(&tree, &[last], 1, "Tezos", "during gc"));
+            }
+        }));
+        // Every other collection runs alone, the next one with a delta written against the
+        // base while it runs.
+        if round % 2 == 0 {
+            fs.clear_sync_hook();
+        }
+        let kept = history.len() - 1;
+        let waited = store.gc(&history[kept].0, GcMode::Drop).unwrap().wait();
+        fs.clear_sync_hook();
+        waited.unwrap_or_else(|e| panic!("round {round}: collection failed: {e}"));
+        let h = match made.lock().unwrap().take() {
+            Some(made) => made.expect("commit during gc"),
+            None => store.commit(&block(&store, &mut history).0, &[last], 1, "Tezos", "after gc").unwrap(),
+        };
+        history.push((h, next_model));
+        check_history(&store, &history, kept, &format!("round {round}"));
+    }
+    assert_fsck_clean(&store, "after collections with deltas written during them");
+    let kept = history.len() - 2;
+    drop(store);
+    let store = Store::open_with(DIR, config(&fs)).unwrap();
+    check_history(&store, &history, kept, "reopened");
+}

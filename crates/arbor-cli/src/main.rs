@@ -49,6 +49,12 @@ fn tune_allocator() {
     // SAFETY: `mi_option_set` only stores an integer option; it is called before any other
     // thread exists, and mimalloc reads the option when it next purges.
     unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, PURGE_DELAY_MS) };
+    // Transparent huge pages: every fresh 2 MiB page is zeroed whole by the kernel when first
+    // touched, although the engine's nodes fill memory a little at a time. A 150-block replay
+    // spent 1.06 s in the kernel with them and 0.54 s without (CPU per block 24.8 → 21.6 ms).
+    // mimalloc has mapped its first arena before `main`, so its own option comes too late:
+    // the process-wide flag covers mappings made already. Failing to set it costs only time.
+    let _ = rustix::thread::disable_transparent_huge_pages(true);
 }
 
 /// arbor: a Tezos-context-compatible storage engine for blockchain state.

@@ -104,22 +104,23 @@ impl Tree {
     /// The value at `path`, if it holds one (Tezos `Context.find`).
     pub fn find<S: AsRef<[u8]>>(&self, path: &[S]) -> Result<Option<Vec<u8>>> {
         check_path(path)?;
-        match self.ctx.find_ptr(&self.root, path)? {
-            Some(p) => Ok(self.ctx.value_of(&p)?.map(|v| v.bytes.to_vec())),
+        self.ctx.lookup(&self.root, path, |p| match p {
+            Some(Ptr::Value(v)) => Ok(Some(v.bytes.to_vec())),
+            Some(p) => Ok(self.ctx.value_of(p)?.map(|v| v.bytes.to_vec())),
             None => Ok(None),
-        }
+        })
     }
 
     /// True if a value is at `path` (Tezos `Context.mem`).
     pub fn mem<S: AsRef<[u8]>>(&self, path: &[S]) -> Result<bool> {
         check_path(path)?;
-        Ok(matches!(self.ctx.find_ptr(&self.root, path)?, Some(p) if p.kind() == ChildKind::Contents))
+        self.ctx.lookup(&self.root, path, |p| Ok(p.is_some_and(|p| p.kind() == ChildKind::Contents)))
     }
 
     /// True if a value or a directory is at `path` (Tezos `Context.mem_tree`).
     pub fn mem_tree<S: AsRef<[u8]>>(&self, path: &[S]) -> Result<bool> {
         check_path(path)?;
-        Ok(self.ctx.find_ptr(&self.root, path)?.is_some())
+        self.ctx.lookup(&self.root, path, |p| Ok(p.is_some()))
     }
 
     /// The subtree at `path` (Tezos `Context.find_tree`).
@@ -158,7 +159,7 @@ impl Tree {
     }
 
     fn set_mut<S: AsRef<[u8]>>(&mut self, path: &[S], new: Option<Ptr>) -> Result<()> {
-        if new.is_none() && self.ctx.find_ptr(&self.root, path)?.is_none() {
+        if new.is_none() && !self.ctx.lookup(&self.root, path, |p| Ok(p.is_some()))? {
             // Removing nothing changes nothing (and copies nothing).
             return Ok(());
         }
@@ -201,10 +202,11 @@ impl Tree {
     /// (Tezos `Context.length`).
     pub fn length<S: AsRef<[u8]>>(&self, path: &[S]) -> Result<u64> {
         check_path(path)?;
-        match self.ctx.find_ptr(&self.root, path)? {
-            Some(p) => Ok(self.ctx.dir_of(&p)?.map_or(0, |d| d.len())),
+        self.ctx.lookup(&self.root, path, |p| match p {
+            Some(Ptr::Dir(d)) => Ok(d.len()),
+            Some(p) => Ok(self.ctx.dir_of(p)?.map_or(0, |d| d.len())),
             None => Ok(0),
-        }
+        })
     }
 
     /// Children of the directory at `path`, skipping `offset` and returning at most `length`

@@ -52,10 +52,21 @@ impl Lineage {
     fn derive(&self, disk: Option<&Persisted>) -> Lineage {
         match disk {
             Some(p) if p.full == p.offset => Lineage { base: Some(*p), steps: Vec::new(), slots: 0 },
-            Some(p) => {
-                Lineage { base: Some(Persisted::full(p.store, p.full)), steps: self.steps.clone(), slots: self.slots }
+            _ => {
+                let mut l = self.clone();
+                l.rebase(disk);
+                l
             }
-            None => self.clone(),
+        }
+    }
+
+    /// [`Lineage::derive`] in place, for a node changed where it is: a node changed again
+    /// since it was last written keeps its lineage as it is, without a copy of its changes.
+    fn rebase(&mut self, disk: Option<&Persisted>) {
+        match disk {
+            Some(p) if p.full == p.offset => *self = Lineage { base: Some(*p), steps: Vec::new(), slots: 0 },
+            Some(p) => self.base = Some(Persisted::full(p.store, p.full)),
+            None => {}
         }
     }
 
@@ -225,7 +236,10 @@ impl Dir {
 
     /// Forgets the cached hash and log offset: the caller is about to change the node.
     pub fn reset(&mut self) {
-        self.lineage = self.next_lineage();
+        match self.body {
+            DirBody::Flat(_) => self.lineage.rebase(self.disk.get()),
+            DirBody::Large(_) => self.lineage = Lineage::default(),
+        }
         self.hash = OnceLock::new();
         self.disk = OnceLock::new();
     }
@@ -313,7 +327,7 @@ impl Inode {
 
     /// Forgets the cached hash and log offset: the caller is about to change the node.
     pub fn reset(&mut self) {
-        self.lineage = self.lineage.derive(self.disk.get());
+        self.lineage.rebase(self.disk.get());
         self.hash = OnceLock::new();
         self.disk = OnceLock::new();
     }

@@ -56,31 +56,6 @@ impl Ctx {
         }
     }
 
-    /// The child of `dir` named `step`.
-    pub fn get(&self, dir: &Dir, step: &[u8]) -> Result<Option<Ptr>> {
-        match &dir.body {
-            DirBody::Flat(entries) => Ok(search(entries, step).ok().map(|i| entries[i].1.clone())),
-            DirBody::Large(root) => {
-                let mut cur = root.clone();
-                loop {
-                    let next = match &cur.body {
-                        InodeBody::Values(entries) => {
-                            return Ok(search(entries, step).ok().map(|i| entries[i].1.clone()))
-                        }
-                        InodeBody::Tree(slots) => {
-                            let slot = &slots[self.cfg.slot(cur.depth, step) as usize];
-                            match self.inode_of(slot, cur.depth + 1)? {
-                                None => return Ok(None),
-                                Some(next) => next,
-                            }
-                        }
-                    };
-                    cur = next;
-                }
-            }
-        }
-    }
-
     /// Builds the inode at `depth` holding `entries` (sorted by step).
     pub fn build_inode(&self, depth: u32, entries: Vec<Entry>) -> Inode {
         let count = entries.len() as u64;
@@ -153,16 +128,78 @@ impl Ctx {
 
     /// The node at the end of `path` starting from `root`.
     pub fn find_ptr<S: AsRef<[u8]>>(&self, root: &Ptr, path: &[S]) -> Result<Option<Ptr>> {
-        let mut cur = root.clone();
-        for step in path {
-            let Some(dir) = self.dir_of(&cur)? else { return Ok(None) };
-            match self.get(&dir, step.as_ref())? {
-                Some(p) => cur = p,
-                None => return Ok(None),
+        self.lookup(root, path, |p| Ok(p.cloned()))
+    }
+
+    /// Calls `f` with the node at the end of `path` below `root` (None when nothing is there).
+    ///
+    /// Nodes in memory are walked by reference: a read of the working tree takes no reference
+    /// count per step (two atomic operations each, on nodes every thread shares). A node
+    /// loaded from the store is held by the frame that loaded it for the rest of the walk.
+    pub fn lookup<S, R>(&self, root: &Ptr, path: &[S], f: impl FnOnce(Option<&Ptr>) -> Result<R>) -> Result<R>
+    where
+        S: AsRef<[u8]>,
+    {
+        self.walk(At::Ptr(root), path, f)
+    }
+
+    fn walk<S, R>(&self, start: At<'_>, path: &[S], f: impl FnOnce(Option<&Ptr>) -> Result<R>) -> Result<R>
+    where
+        S: AsRef<[u8]>,
+    {
+        let mut at = start;
+        let mut i = 0;
+        loop {
+            let node = match at {
+                At::Ptr(p) if i == path.len() => return f(Some(p)),
+                At::Ptr(Ptr::Dir(d)) => match &d.body {
+                    DirBody::Flat(entries) => match search(entries, path[i].as_ref()) {
+                        Ok(j) => {
+                            at = At::Ptr(&entries[j].1);
+                            i += 1;
+                            continue;
+                        }
+                        Err(_) => return f(None),
+                    },
+                    DirBody::Large(root) => &**root,
+                },
+                At::Ptr(Ptr::Value(_)) => return f(None),
+                At::Ptr(Ptr::Disk(d)) if d.kind == ChildKind::Node => {
+                    let loaded = Ptr::Dir(self.source()?.load_dir(d)?);
+                    return self.walk(At::Ptr(&loaded), &path[i..], f);
+                }
+                At::Ptr(Ptr::Disk(_)) => return f(None),
+                At::Inode(node) => node,
+            };
+            // Inside a large directory, looking for `path[i]`.
+            let step = path[i].as_ref();
+            match &node.body {
+                InodeBody::Values(entries) => match search(entries, step) {
+                    Ok(j) => {
+                        at = At::Ptr(&entries[j].1);
+                        i += 1;
+                    }
+                    Err(_) => return f(None),
+                },
+                InodeBody::Tree(slots) => match &slots[self.cfg.slot(node.depth, step) as usize] {
+                    IPtr::Empty => return f(None),
+                    IPtr::Mem(sub) => at = At::Inode(sub),
+                    IPtr::Disk { offset, hash } => {
+                        let loaded = self.source()?.load_inode(*offset, hash, node.depth + 1)?;
+                        return self.walk(At::Inode(&loaded), &path[i..], f);
+                    }
+                },
             }
         }
-        Ok(Some(cur))
     }
+}
+
+/// Where a walk is: at a node, or inside a large directory at one of its inodes (looking for
+/// the next step there).
+#[derive(Clone, Copy)]
+enum At<'a> {
+    Ptr(&'a Ptr),
+    Inode(&'a Inode),
 }
 
 /// Binary search of a sorted binding list.

@@ -132,6 +132,75 @@ pub(crate) fn finish(state: &blake2b_simd::State) -> Hash {
     Hash(out)
 }
 
+/// Bytes a [`Feed`] gathers before handing them to Blake2b: eight of its 128-byte blocks.
+const FEED_LEN: usize = 1024;
+
+/// A Blake2b-256 hash of bytes written in many small pieces.
+///
+/// A node's encoding is tags, lengths, steps and hashes of a few bytes each; handing each
+/// piece to Blake2b's own state costs more than the piece (its bookkeeping runs per call).
+/// A feed gathers the pieces on the stack and hands Blake2b whole runs of blocks, and hashes
+/// an encoding that fits in one run with the one-shot function.
+pub(crate) struct Feed {
+    state: Option<blake2b_simd::State>,
+    buf: [u8; FEED_LEN],
+    len: usize,
+}
+
+impl Feed {
+    /// An empty feed.
+    #[inline]
+    pub(crate) fn new() -> Feed {
+        Feed { state: None, buf: [0; FEED_LEN], len: 0 }
+    }
+
+    /// Appends `bytes` to the hashed input.
+    #[inline]
+    pub(crate) fn put(&mut self, bytes: &[u8]) {
+        if self.len + bytes.len() > FEED_LEN {
+            self.flush();
+            if bytes.len() > FEED_LEN {
+                self.state.get_or_insert_with(blake2b_state).update(bytes);
+                return;
+            }
+        }
+        self.buf[self.len..self.len + bytes.len()].copy_from_slice(bytes);
+        self.len += bytes.len();
+    }
+
+    /// Appends one byte.
+    #[inline]
+    pub(crate) fn put_byte(&mut self, b: u8) {
+        self.put(&[b]);
+    }
+
+    /// Appends `n` as LEB128.
+    #[inline]
+    pub(crate) fn put_leb(&mut self, n: u64) {
+        let mut buf = [0u8; crate::leb128::MAX_LEN];
+        let len = crate::leb128::encode_u64(n, &mut buf);
+        self.put(&buf[..len]);
+    }
+
+    fn flush(&mut self) {
+        self.state.get_or_insert_with(blake2b_state).update(&self.buf[..self.len]);
+        self.len = 0;
+    }
+
+    /// The hash of everything appended.
+    #[inline]
+    pub(crate) fn finish(mut self) -> Hash {
+        if self.state.is_none() {
+            let digest = blake2b_simd::Params::new().hash_length(Hash::LEN).hash(&self.buf[..self.len]);
+            let mut out = [0u8; 32];
+            out.copy_from_slice(digest.as_bytes());
+            return Hash(out);
+        }
+        self.flush();
+        finish(self.state.as_ref().expect("flush made the state"))
+    }
+}
+
 /// Blake2b-256 of the concatenation of `parts`, without building it.
 pub fn blake2b_256(parts: &[&[u8]]) -> Hash {
     let mut state = blake2b_state();
@@ -145,6 +214,23 @@ pub fn blake2b_256(parts: &[&[u8]]) -> Hash {
 mod tests {
     use super::*;
     use alloc::format;
+    use alloc::vec::Vec;
+
+    #[test]
+    fn feed_hashes_what_one_state_hashes() {
+        // Pieces of every size around the buffer's length, so that every path of `put` runs:
+        // one-shot, flushed runs, and a piece longer than the buffer.
+        for sizes in [&[0usize][..], &[1, 2, 3], &[1023, 1], &[1024, 1], &[1000, 30, 5000, 7], &[64; 40]] {
+            let mut feed = Feed::new();
+            let mut all = Vec::new();
+            for (i, &n) in sizes.iter().enumerate() {
+                let piece: Vec<u8> = (0..n).map(|j| (i * 31 + j) as u8).collect();
+                feed.put(&piece);
+                all.extend_from_slice(&piece);
+            }
+            assert_eq!(feed.finish(), blake2b_256(&[&all]), "pieces {sizes:?}");
+        }
+    }
 
     const HEX: &str = "d81e60258ecc8bd7064c8703888aececfc54e29ff94f7a2d9a84667a500548e1";
     const B58: &str = "CoWHVKM5r2eiHQxhicqakkr5FwJfabahGBwCCWzRPCNPs79CoZty";

@@ -1,11 +1,11 @@
 //! The hashing rules of the Tezos context (irmin-pack's Tezos configuration):
 //! contents, flat directories, inode trees and commits.
 //!
-//! Every function feeds its encoding straight into one Blake2b state, so no
-//! buffer is built for the hashed bytes: these run for every node written.
+//! Every function writes its encoding into a [`Feed`], which hands Blake2b whole runs of
+//! blocks from the stack: these run for every node written.
 
 use crate::caml::caml_hash;
-use crate::hash::{blake2b_state, finish, Hash};
+use crate::hash::{blake2b_state, finish, Feed, Hash};
 use crate::leb128;
 
 /// What a directory entry points to; it changes the entry's encoding.
@@ -62,14 +62,6 @@ impl InodeConfig {
     }
 }
 
-/// Feeds `n` as LEB128 into the state.
-#[inline]
-fn update_leb(state: &mut blake2b_simd::State, n: u64) {
-    let mut buf = [0u8; leb128::MAX_LEN];
-    let len = leb128::encode_u64(n, &mut buf);
-    state.update(&buf[..len]);
-}
-
 /// Converts a length to the `u64` written in encodings (lossless on every
 /// platform Rust supports).
 #[inline]
@@ -79,10 +71,10 @@ fn len64(n: usize) -> u64 {
 
 /// Hash of a contents value: `H(be64(len) ‖ value)`.
 pub fn contents_hash(value: &[u8]) -> Hash {
-    let mut state = blake2b_state();
-    state.update(&len64(value.len()).to_be_bytes());
-    state.update(value);
-    finish(&state)
+    let mut feed = Feed::new();
+    feed.put(&len64(value.len()).to_be_bytes());
+    feed.put(value);
+    feed.finish()
 }
 
 /// Hash of a directory hashed flat (at most `stable_hash` entries):
@@ -94,19 +86,19 @@ pub fn flat_node_hash<'a, I>(entries: I) -> Hash
 where
     I: ExactSizeIterator<Item = (&'a [u8], ChildKind, &'a Hash)>,
 {
-    let mut state = blake2b_state();
-    state.update(&len64(entries.len()).to_be_bytes());
+    let mut feed = Feed::new();
+    feed.put(&len64(entries.len()).to_be_bytes());
     let mut prev: Option<&[u8]> = None;
     for (step, kind, child) in entries {
         debug_assert!(prev.is_none_or(|p| p < step), "entries not sorted");
         prev = Some(step);
-        state.update(&kind.flat_tag());
-        update_leb(&mut state, len64(step.len()));
-        state.update(step);
-        state.update(&len64(Hash::LEN).to_be_bytes());
-        state.update(child.as_bytes());
+        feed.put(&kind.flat_tag());
+        feed.put_leb(len64(step.len()));
+        feed.put(step);
+        feed.put(&len64(Hash::LEN).to_be_bytes());
+        feed.put(child.as_bytes());
     }
-    finish(&state)
+    feed.finish()
 }
 
 /// Hash of a Values inode (at most `entries` bindings):
@@ -118,19 +110,19 @@ pub fn inode_values_hash<'a, I>(entries: I) -> Hash
 where
     I: ExactSizeIterator<Item = (&'a [u8], ChildKind, &'a Hash)>,
 {
-    let mut state = blake2b_state();
-    state.update(&[0x00]);
-    update_leb(&mut state, len64(entries.len()));
+    let mut feed = Feed::new();
+    feed.put_byte(0x00);
+    feed.put_leb(len64(entries.len()));
     let mut prev: Option<&[u8]> = None;
     for (step, kind, child) in entries {
         debug_assert!(prev.is_none_or(|p| p < step), "bindings not sorted");
         prev = Some(step);
-        update_leb(&mut state, len64(step.len()));
-        state.update(step);
-        state.update(&[kind.inode_tag()]);
-        state.update(child.as_bytes());
+        feed.put_leb(len64(step.len()));
+        feed.put(step);
+        feed.put_byte(kind.inode_tag());
+        feed.put(child.as_bytes());
     }
-    finish(&state)
+    feed.finish()
 }
 
 /// Hash of a Tree inode at `depth` holding `total` bindings below it:
@@ -142,19 +134,19 @@ pub fn inode_tree_hash<'a, I>(depth: u32, total: u64, slots: I) -> Hash
 where
     I: ExactSizeIterator<Item = (u32, &'a Hash)>,
 {
-    let mut state = blake2b_state();
-    state.update(&[0x01]);
-    update_leb(&mut state, u64::from(depth));
-    update_leb(&mut state, total);
-    update_leb(&mut state, len64(slots.len()));
+    let mut feed = Feed::new();
+    feed.put_byte(0x01);
+    feed.put_leb(u64::from(depth));
+    feed.put_leb(total);
+    feed.put_leb(len64(slots.len()));
     let mut prev: Option<u32> = None;
     for (slot, child) in slots {
         debug_assert!(prev.is_none_or(|p| p < slot), "slots not increasing");
         prev = Some(slot);
-        update_leb(&mut state, u64::from(slot));
-        state.update(child.as_bytes());
+        feed.put_leb(u64::from(slot));
+        feed.put(child.as_bytes());
     }
-    finish(&state)
+    feed.finish()
 }
 
 /// Hash of a commit:

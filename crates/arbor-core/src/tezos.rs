@@ -6,7 +6,6 @@
 
 use crate::caml::caml_hash;
 use crate::hash::{blake2b_state, finish, Feed, Hash};
-use crate::leb128;
 
 /// What a directory entry points to; it changes the entry's encoding.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

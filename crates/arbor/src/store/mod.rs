@@ -67,7 +67,8 @@ struct Writer {
 #[derive(Debug)]
 struct Working {
     hash: Hash,
-    root: Ptr,
+    /// None once lent to a checkout (see [`Store::checkout`]).
+    root: Option<Ptr>,
     /// The commit sequence number that wrote it.
     seq: u32,
     /// The sequence number of its last eviction.
@@ -168,23 +169,32 @@ impl Store {
         })
     }
 
-    /// The tree of a commit (Tezos `Context.checkout`); its nodes load lazily. The writer's
-    /// last commit comes back as the tree it committed, with what the last few commits wrote
-    /// still in memory (nodes older than [`Config::working_commits`] go to the cache first).
+    /// The tree of a commit (Tezos `Context.checkout`); its nodes load lazily.
+    ///
+    /// The writer's last commit comes back, once, as the tree it committed, with what the
+    /// last few commits wrote still in memory (nodes older than [`Config::working_commits`]
+    /// go to the cache first). The store lends that tree rather than sharing it: the caller's
+    /// changes then happen in place, with no copy of each node on a changed path and no
+    /// freeing of the old versions; committing the result makes it the working tree again.
+    /// A second checkout of the same commit meanwhile reads it from the log and the cache.
     pub fn checkout(&self, hash: &Hash) -> Result<Tree> {
-        if let Some(w) = self.shared.working.lock().as_mut().filter(|w| w.hash == *hash) {
+        let lent = self.shared.working.lock().as_mut().filter(|w| w.hash == *hash).and_then(|w| {
+            let mut root = w.root.take()?;
             let window = self.shared.config.working_commits;
             // Evicting every `window` commits those older than `window` keeps at most two
             // windows' worth of written nodes in memory, for a walk every `window` blocks.
             if w.seq.wrapping_sub(w.evicted_at) >= window {
                 if let Some(source) = &self.ctx.source {
-                    crate::tree::evict(&mut w.root, w.seq.saturating_sub(window - 1), source.as_ref());
+                    crate::tree::evict(&mut root, w.seq.saturating_sub(window - 1), source.as_ref());
                 }
                 w.evicted_at = w.seq;
             }
-            return Ok(Tree { root: w.root.clone(), ctx: self.ctx.clone() });
+            Some(root)
+        });
+        match lent {
+            Some(root) => Ok(Tree { root, ctx: self.ctx.clone() }),
+            None => self.stored_tree(hash),
         }
-        self.stored_tree(hash)
     }
 
     /// The tree of a commit as its records hold it: a pointer to its root record.
@@ -356,11 +366,12 @@ impl Store {
         let working = match &tree.root {
             Ptr::Dir(_) if keep => {
                 let evicted_at = sh.working.lock().as_ref().map_or(w.seq, |old| old.evicted_at);
-                Some(Working { hash, root: tree.root.clone(), seq: w.seq, evicted_at })
+                Some(Working { hash, root: Some(tree.root.clone()), seq: w.seq, evicted_at })
             }
             _ => None,
         };
-        // The previous working tree is freed here, inside the commit (it is the commit's cost).
+        // A previous working tree nobody checked out is freed here, inside the commit (it is
+        // the commit's cost); one that was lent and changed into this commit's is not there.
         drop(std::mem::replace(&mut *sh.working.lock(), working));
         Ok((hash, stats))
     }

@@ -72,7 +72,7 @@ impl Lineage {
 
     /// Notes that the binding named `step` changed.
     pub fn mark_step(&mut self, step: &[u8]) {
-        if let Err(i) = self.steps.binary_search_by(|s| s[..].cmp(step)) {
+        if let Err(i) = self.steps.binary_search_by(|s| super::ops::compare_steps(s, step)) {
             self.steps.insert(i, Step::from_slice(step));
         }
     }

@@ -3,6 +3,7 @@
 
 pub mod iobench;
 pub mod metrics;
+pub mod packed;
 pub mod record;
 pub mod replay;
 pub mod report;

@@ -5,9 +5,10 @@ use std::io::Read;
 use std::time::{Duration, Instant};
 
 use arbor::{GcHandle, GcMode, Hash, Kind, Store, Tree};
-use arbor_trace::{Block, Digest, InitialState, Op, Parent, TraceError, TraceHeader, TraceReader, TreeSummary};
+use arbor_trace::{Digest, InitialState, Parent, TraceError, TraceHeader, TraceReader, TreeSummary};
 
 use crate::metrics::{cpu_times, dir_bytes, rss_bytes, IoCounters};
+use crate::packed::{Body, PackedBlock, PackedOp};
 use crate::summary::{BlockSample, GcRun, ReplayReport, ReplaySummary};
 
 /// The named head marking the commit that holds a trace's initial state.
@@ -132,66 +133,73 @@ fn mismatch(block: u64, level: u64, op: usize, what: String) -> ReplayError {
     ReplayError::Mismatch { block, level, op, what }
 }
 
-/// Applies one operation to `tree`; returns whether a recorded result was checked, or what
-/// differs.
-fn apply(store: &Store, tree: &mut Tree, op: &Op) -> Result<Result<bool, String>, arbor::Error> {
-    Ok(match op {
-        Op::Find { path, result } => {
-            let got = tree.find(path)?;
-            let got_digest = got.as_deref().map(Digest::of);
-            if got_digest != *result {
-                Err(format!("find {}: expected {result:?}, got {got_digest:?}", show(path)))
-            } else {
-                Ok(true)
-            }
-        }
-        Op::Mem { path, result } => check("mem", path, *result, tree.mem(path)?),
-        Op::MemTree { path, result } => check("mem_tree", path, *result, tree.mem_tree(path)?),
-        Op::FindTree { path, result } => {
-            let got = match tree.find_tree(path)? {
-                None => None,
-                Some(t) if t.kind() == Kind::Value => Some(TreeSummary { is_value: true, children: 0 }),
-                Some(t) => Some(TreeSummary { is_value: false, children: t.length::<&[u8]>(&[])? }),
-            };
-            check("find_tree", path, *result, got)
-        }
-        Op::Add { path, value } => {
-            tree.add_mut(path, value)?;
-            Ok(false)
-        }
-        Op::AddTree { path, tree: leaves } => {
-            let mut sub = store.empty();
-            for (p, v) in leaves {
-                sub.add_mut(p, v)?;
-            }
-            tree.add_tree_mut(path, &sub)?;
-            Ok(false)
-        }
-        Op::Remove { path } => {
-            tree.remove_mut(path)?;
-            Ok(false)
-        }
-        Op::List { path, offset, length, result } => {
-            let got = tree.list(path, offset.map(|o| o as usize), length.map(|l| l as usize))?.len() as u32;
-            check("list", path, *result, got)
-        }
-        Op::Length { path, result } => check("length", path, *result, tree.length(path)?),
-        Op::Fold { path, depth, result } => {
-            let mut visited = 0u64;
-            let bound = depth.map(|d| arbor::Depth::Le(d as usize));
-            tree.fold(path, bound, arbor::Order::Undefined, |key, _| {
-                // The trace counts entries strictly below the path; the fold also visits the path.
-                if !key.is_empty() {
-                    visited += 1;
+/// Applies one operation of `block` to `tree`; returns whether a recorded result was checked,
+/// or what differs.
+fn apply(
+    store: &Store,
+    tree: &mut Tree,
+    block: &PackedBlock,
+    op: &PackedOp,
+) -> Result<Result<bool, String>, arbor::Error> {
+    block.with_path(op, |path| {
+        Ok(match &op.body {
+            Body::Find(result) => {
+                let got = tree.find(path)?;
+                let got_digest = got.as_deref().map(Digest::of);
+                if got_digest != *result {
+                    Err(format!("find {}: expected {result:?}, got {got_digest:?}", show(path)))
+                } else {
+                    Ok(true)
                 }
-                Ok(true)
-            })?;
-            check("fold", path, *result, visited)
-        }
+            }
+            Body::Mem(result) => check("mem", path, *result, tree.mem(path)?),
+            Body::MemTree(result) => check("mem_tree", path, *result, tree.mem_tree(path)?),
+            Body::FindTree(result) => {
+                let got = match tree.find_tree(path)? {
+                    None => None,
+                    Some(t) if t.kind() == Kind::Value => Some(TreeSummary { is_value: true, children: 0 }),
+                    Some(t) => Some(TreeSummary { is_value: false, children: t.length::<&[u8]>(&[])? }),
+                };
+                check("find_tree", path, *result, got)
+            }
+            Body::Add(value) => {
+                tree.add_mut(path, block.bytes(value))?;
+                Ok(false)
+            }
+            Body::AddTree(leaves) => {
+                let mut sub = store.empty();
+                for (p, v) in block.tree(*leaves) {
+                    sub.add_mut(p, v)?;
+                }
+                tree.add_tree_mut(path, &sub)?;
+                Ok(false)
+            }
+            Body::Remove => {
+                tree.remove_mut(path)?;
+                Ok(false)
+            }
+            Body::List { offset, length, result } => {
+                let got = tree.list(path, offset.map(|o| o as usize), length.map(|l| l as usize))?.len() as u32;
+                check("list", path, *result, got)
+            }
+            Body::Length(result) => check("length", path, *result, tree.length(path)?),
+            Body::Fold { depth, result } => {
+                let mut visited = 0u64;
+                let bound = depth.map(|d| arbor::Depth::Le(d as usize));
+                tree.fold(path, bound, arbor::Order::Undefined, |key, _| {
+                    // The trace counts entries strictly below the path; the fold also visits the path.
+                    if !key.is_empty() {
+                        visited += 1;
+                    }
+                    Ok(true)
+                })?;
+                check("fold", path, *result, visited)
+            }
+        })
     })
 }
 
-fn check<T: PartialEq + std::fmt::Debug>(what: &str, path: &[Vec<u8>], expected: T, got: T) -> Result<bool, String> {
+fn check<T: PartialEq + std::fmt::Debug>(what: &str, path: &[&[u8]], expected: T, got: T) -> Result<bool, String> {
     if expected == got {
         Ok(true)
     } else {
@@ -199,7 +207,7 @@ fn check<T: PartialEq + std::fmt::Debug>(what: &str, path: &[Vec<u8>], expected:
     }
 }
 
-fn show(path: &[Vec<u8>]) -> String {
+fn show(path: &[&[u8]]) -> String {
     arbor::path::display_path(path)
 }
 
@@ -228,11 +236,11 @@ pub fn replay<R: Read + Send>(
     // Blocks are decoded on another thread, a few ahead: decoding is the trace's cost, not
     // the store's, and on the replaying thread it would also churn the allocator and caches.
     std::thread::scope(|scope| -> Result<(), ReplayError> {
-        let (tx, rx) = std::sync::mpsc::sync_channel::<Result<Block, TraceError>>(4);
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Result<PackedBlock, TraceError>>(4);
         scope.spawn(move || {
             let mut n = 0u64;
             while n < max_blocks {
-                let next = match reader.next_block() {
+                let next = match PackedBlock::next(&mut reader) {
                     Ok(Some(b)) => Ok(b),
                     Ok(None) => break,
                     Err(e) => Err(e),
@@ -253,7 +261,7 @@ pub fn replay<R: Read + Send>(
             sample.gc_running = running;
             if !running {
                 if let Some((handle, run)) = gc.take() {
-                    summary.gc.push(finish_gc(handle, run, block.level)?);
+                    summary.gc.push(finish_gc(handle, run, block.meta.level)?);
                 }
             }
             let due = opts.gc_every.is_some_and(|k| k > 0 && (index + 1).is_multiple_of(k));
@@ -261,7 +269,7 @@ pub fn replay<R: Read + Send>(
                 if let Some(head) = previous {
                     let keep_from = store.nth_ancestor(&head, opts.gc_keep)?;
                     let handle = store.gc(&keep_from, opts.gc_mode)?;
-                    gc = Some((handle, GcRun { started_level: block.level, ..GcRun::default() }));
+                    gc = Some((handle, GcRun { started_level: block.meta.level, ..GcRun::default() }));
                 }
             } else if due {
                 summary.gc_skipped += 1;
@@ -303,14 +311,14 @@ fn finish_gc(handle: GcHandle, mut run: GcRun, level: u64) -> Result<GcRun, Repl
 
 fn replay_block(
     store: &Store,
-    block: &Block,
+    block: &PackedBlock,
     index: u64,
     base: Option<Hash>,
     previous: &mut Option<Hash>,
     opts: &ReplayOptions,
     summary: &mut ReplaySummary,
 ) -> Result<BlockSample, ReplayError> {
-    let parent = match block.parent {
+    let parent = match block.meta.parent {
         Parent::Genesis => base,
         Parent::Previous => *previous,
         Parent::Hash(h) => Some(Hash(h)),
@@ -324,15 +332,15 @@ fn replay_block(
         None => store.empty(),
     };
     for (i, op) in block.ops.iter().enumerate() {
-        match apply(store, &mut tree, op)? {
+        match apply(store, &mut tree, block, op)? {
             Ok(true) => summary.checked_results += 1,
             Ok(false) => {}
-            Err(what) if opts.check => return Err(mismatch(index, block.level, i, what)),
+            Err(what) if opts.check => return Err(mismatch(index, block.meta.level, i, what)),
             Err(_) => {}
         }
     }
     let commit_start = Instant::now();
-    let c = &block.commit;
+    let c = &block.meta.commit;
     let (hash, _) = store.commit_with_stats(&tree, parent.as_slice(), c.date, &c.author, &c.message)?;
     let commit_time: Duration = commit_start.elapsed();
     // Freeing the block's tree is part of the block (the store keeps the committed tree as
@@ -344,16 +352,16 @@ fn replay_block(
     if let Some(expected) = c.hash {
         if expected != hash.0 && opts.check {
             let what = format!("commit hash: expected {}, got {hash}", Hash(expected));
-            return Err(mismatch(index, block.level, block.ops.len(), what));
+            return Err(mismatch(index, block.meta.level, block.ops.len(), what));
         }
         summary.checked_hashes += 1;
     }
     *previous = Some(hash);
     let io = IoCounters::now().since(io0);
     Ok(BlockSample {
-        level: block.level,
+        level: block.meta.level,
         ops: block.ops.len() as u64,
-        transactions: block.transactions,
+        transactions: block.meta.transactions,
         time_ns: time.as_nanos() as u64,
         commit_ns: commit_time.as_nanos() as u64,
         rss_bytes: rss_bytes(),
@@ -365,14 +373,6 @@ fn replay_block(
         gc_running: false,
         cpu_ns: cpu.as_nanos() as u64,
         appended_bytes: store.log_bytes().saturating_sub(log0),
-        writes: block
-            .ops
-            .iter()
-            .map(|op| match op {
-                Op::Add { .. } => 1,
-                Op::AddTree { tree, .. } => tree.len() as u64,
-                _ => 0,
-            })
-            .sum(),
+        writes: block.writes(),
     })
 }

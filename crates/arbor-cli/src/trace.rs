@@ -1,5 +1,5 @@
 //! `arbor trace generate` and `arbor trace stats`: write a synthetic workload trace, and
-//! summarise any trace next to the seed documents' figures (`docs/TRACE.md`,
+//! summarise any trace next to the published workload figures (`docs/TRACE.md`,
 //! `docs/WORKLOAD.md`).
 
 use std::fs::File;

@@ -1,5 +1,5 @@
 //! Every published vector of the Tezos context hash spec
-//! (shared/reference/tezos-context-hash.md), through both the incremental
+//! (`docs/HASH.md` section 9), through both the incremental
 //! functions and the plain `RefTree` oracle.
 
 mod common;

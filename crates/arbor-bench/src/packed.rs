@@ -72,6 +72,8 @@ pub enum Body {
         /// Entries visited.
         result: u64,
     },
+    /// `copy` of the subtree at the path to the path at this run of the block's steps.
+    Copy(Range<u32>),
 }
 
 /// Converts a buffer position to the `u32` ranges use; a block over 4 GiB is refused.
@@ -87,13 +89,16 @@ impl PackedBlock {
         let mut ops = Vec::new();
         let mut trees = Vec::new();
         let meta = reader.next_block_with(|op: OpRef<'_>| -> Result<(), TraceError> {
-            let first = pos(steps.len())?;
-            for step in op.path() {
-                let start = pos(bytes.len())?;
-                bytes.extend_from_slice(step);
-                steps.push(start..pos(bytes.len())?);
-            }
-            let path = first..pos(steps.len())?;
+            let mut push_path = |path: &[Vec<u8>]| -> Result<Range<u32>, TraceError> {
+                let first = pos(steps.len())?;
+                for step in path {
+                    let start = pos(bytes.len())?;
+                    bytes.extend_from_slice(step);
+                    steps.push(start..pos(bytes.len())?);
+                }
+                Ok(first..pos(steps.len())?)
+            };
+            let path = push_path(op.path())?;
             let body = match op {
                 OpRef::Find { result, .. } => Body::Find(result),
                 OpRef::Mem { result, .. } => Body::Mem(result),
@@ -112,6 +117,7 @@ impl PackedBlock {
                 OpRef::List { offset, length, result, .. } => Body::List { offset, length, result },
                 OpRef::Length { result, .. } => Body::Length(result),
                 OpRef::Fold { depth, result, .. } => Body::Fold { depth, result },
+                OpRef::Copy { to, .. } => Body::Copy(push_path(to)?),
             };
             ops.push(PackedOp { path, body });
             Ok(())
@@ -131,7 +137,12 @@ impl PackedBlock {
 
     /// Calls `f` with the path of `op` as a slice of steps.
     pub fn with_path<R>(&self, op: &PackedOp, f: impl FnOnce(&[&[u8]]) -> R) -> R {
-        let spans = &self.steps[op.path.start as usize..op.path.end as usize];
+        self.with_steps(&op.path, f)
+    }
+
+    /// Calls `f` with a run of the block's steps (a path) as a slice of steps.
+    pub fn with_steps<R>(&self, run: &Range<u32>, f: impl FnOnce(&[&[u8]]) -> R) -> R {
+        let spans = &self.steps[run.start as usize..run.end as usize];
         if spans.len() <= INLINE_STEPS {
             let mut path: [&[u8]; INLINE_STEPS] = [&[]; INLINE_STEPS];
             for (slot, span) in path.iter_mut().zip(spans) {
@@ -179,6 +190,7 @@ mod tests {
             Op::List { path: vec![b"a".to_vec()], offset: Some(1), length: None, result: 0 },
             Op::Length { path: Vec::new(), result: 2 },
             Op::Fold { path: vec![b"a".to_vec()], depth: Some(3), result: 1 },
+            Op::Copy { path: vec![b"a".to_vec()], to: vec![b"c".to_vec(), b"d".to_vec()] },
         ];
         let commit = CommitRecord { date: 7, message: b"m".to_vec(), author: b"a".to_vec(), hash: None };
         let blocks: Vec<Block> = (0..2)
@@ -223,6 +235,9 @@ mod tests {
                     }
                     (Body::Length(r), Op::Length { result, .. }) => r == result,
                     (Body::Fold { depth, result }, Op::Fold { depth: d, result: r, .. }) => (depth, result) == (d, r),
+                    (Body::Copy(run), Op::Copy { to, .. }) => {
+                        packed.with_steps(run, |s| s.iter().map(|s| s.to_vec()).collect::<Path>()) == *to
+                    }
                     _ => false,
                 };
                 assert!(same, "{p:?} packs {op:?}");

@@ -51,7 +51,10 @@ fn recorded_blocks_name_their_parents_and_hold_every_kind() {
     }
     assert_eq!(i, 12);
     assert_eq!(parents.len(), 3, "{parents:?}");
-    assert_eq!(kinds.len(), OpKind::ALL.len(), "{kinds:?}");
+    // Every kind but `copy`, which only imported Irmin traces hold (the recorder offers the
+    // tree API, where a copy is a `find_tree` then an `add_tree`).
+    assert!(!kinds.contains(&OpKind::Copy));
+    assert_eq!(kinds.len(), OpKind::ALL.len() - 1, "{kinds:?}");
 }
 
 /// Decodes `trace`, lets `change` alter its blocks, and encodes it again.

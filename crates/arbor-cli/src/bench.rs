@@ -114,6 +114,13 @@ fn progress_bar(blocks: Option<u64>, quiet: bool) -> ProgressBar {
     bar
 }
 
+/// Whether the file begins with the magic of irmin-bench's replayable traces.
+fn starts_with_irmin_magic(path: &Path) -> bool {
+    let mut head = [0u8; 8];
+    File::open(path).and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head)).is_ok()
+        && &head == arbor_trace::irmin::IRMIN_MAGIC
+}
+
 fn run_replay(
     trace: &Path,
     store_dir: &Path,
@@ -121,8 +128,12 @@ fn run_replay(
     flags: &ReplayFlags,
     out: &mut dyn Write,
 ) -> CliResult<ReplayReport> {
-    let reader = TraceReader::new(BufReader::with_capacity(1 << 20, File::open(trace)?))
-        .map_err(|e| CliError::failed(format!("{}: {e}", trace.display())))?;
+    let reader = TraceReader::new(BufReader::with_capacity(1 << 20, File::open(trace)?)).map_err(|e| {
+        let irmin = matches!(e, arbor_trace::TraceError::BadMagic) && starts_with_irmin_magic(trace);
+        let hint =
+            if irmin { " (an irmin-bench trace: convert it with `arbor trace import --from irmin`)" } else { "" };
+        CliError::failed(format!("{}: {e}{hint}", trace.display()))
+    })?;
     let total = reader.header().source.param("blocks").and_then(|b| b.parse::<u64>().ok());
     let total = match (total, max_blocks) {
         (Some(t), Some(m)) => Some(t.min(m)),
@@ -164,7 +175,10 @@ fn run_replay(
 impl ReplayArgs {
     /// Replays the trace and prints the summary.
     pub fn run(self, out: &mut dyn Write) -> CliResult {
-        run_replay(&self.trace, &self.store, self.blocks, &self.flags, out).map(|_| ())
+        let report = run_replay(&self.trace, &self.store, self.blocks, &self.flags, out)?;
+        // The last line, so that a script can tell a fully checked replay at a glance.
+        writeln!(out, "{} commit hashes verified", report.summary.checked_hashes)?;
+        Ok(())
     }
 }
 

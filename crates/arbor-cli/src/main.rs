@@ -96,7 +96,7 @@ enum Command {
     Prove(prove::ProveArgs),
     /// Verify a proof read from standard input against a root tree hash; print what it proves.
     Verify(prove::VerifyArgs),
-    /// Seed 003's storage-gas benchmark: time random reads and writes + commit, fit the cost model.
+    /// The storage-gas benchmark of DaiLambda's "New IO benchmarks" (2023): time random reads and writes + commit, fit the cost model.
     Iobench(iobench::IobenchArgs),
     /// Garbage-collect: keep the last N commits of the head's chain, drop (or archive) older ones.
     Gc(gc::GcArgs),

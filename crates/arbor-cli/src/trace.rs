@@ -1,5 +1,5 @@
 //! `arbor trace generate` and `arbor trace stats`: write a synthetic workload trace, and
-//! summarise any trace next to the seed documents' figures (`docs/TRACE.md`,
+//! summarise any trace next to the published workload figures (`docs/TRACE.md`,
 //! `docs/WORKLOAD.md`).
 
 use std::fs::File;
@@ -27,6 +27,9 @@ enum TraceCommand {
     /// Print a trace's statistics: operations per block and kind, read/write symmetry, value
     /// sizes, cycle boundaries, path lengths.
     Stats(StatsArgs),
+    /// Convert another tool's trace into an arbor trace that `arbor replay` checks (recorded
+    /// results and commit hashes).
+    Import(ImportArgs),
 }
 
 impl TraceArgs {
@@ -35,6 +38,7 @@ impl TraceArgs {
         match self.command {
             TraceCommand::Generate(a) => a.run(out),
             TraceCommand::Stats(a) => a.run(out),
+            TraceCommand::Import(a) => a.run(out),
         }
     }
 }
@@ -110,6 +114,59 @@ fn print_summary(out: &mut dyn Write, s: &GenerateSummary, path: &std::path::Pat
     writeln!(out, "size            {:.1} MB ({:.1} MB uncompressed)", mb(s.bytes_written), mb(s.raw_bytes))?;
     writeln!(out, "tracked         {} entities", s.tracked_entities)?;
     writeln!(out, "time            {secs:.2} s")
+}
+
+/// Trace formats `arbor trace import` reads.
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+enum ImportFormat {
+    /// irmin-bench's replayable trace (magic `IrmRepBT`, version 0), as Tarides recorded Octez.
+    Irmin,
+}
+
+/// Arguments of `arbor trace import`.
+#[derive(Args, Debug)]
+struct ImportArgs {
+    /// The format of the input file.
+    #[arg(long = "from", value_name = "FORMAT")]
+    from: ImportFormat,
+    /// The trace to convert.
+    input: PathBuf,
+    /// The arbor trace to write.
+    #[arg(long, value_name = "FILE")]
+    out: PathBuf,
+}
+
+impl ImportArgs {
+    fn run(self, out: &mut dyn Write) -> CliResult {
+        let ImportFormat::Irmin = self.from;
+        let input = File::open(&self.input)
+            .map_err(|e| CliError::failed(format!("cannot open {}: {e}", self.input.display())))?;
+        let output = File::create(&self.out)
+            .map_err(|e| CliError::failed(format!("cannot create {}: {e}", self.out.display())))?;
+        let description = format!("imported from the irmin-bench replayable trace {}", self.input.display());
+        let result = arbor_trace::irmin::import_irmin(BufReader::new(input), BufWriter::new(output), &description)
+            .and_then(|(w, s)| w.into_inner().map_err(|e| TraceError::Io(e.into_error())).map(|_| s));
+        let s = match result {
+            Ok(s) => s,
+            Err(e) => {
+                // Leave no partial trace behind: a reader would take it for a truncated one.
+                let _ = std::fs::remove_file(&self.out);
+                return Err(trace_error(e));
+            }
+        };
+        writeln!(out, "trace           {}", self.out.display())?;
+        writeln!(out, "rows            {}", s.rows)?;
+        writeln!(out, "blocks          {} ({} with a recorded commit hash)", s.blocks, s.hashes)?;
+        writeln!(out, "operations      {}", s.ops)?;
+        if s.unfinished_ops > 0 {
+            writeln!(
+                out,
+                "not imported    {} operations after the last commit (no commit to check them by)",
+                s.unfinished_ops
+            )?;
+        }
+        Ok(())
+    }
 }
 
 /// Arguments of `arbor trace stats`.

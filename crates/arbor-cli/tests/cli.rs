@@ -256,3 +256,53 @@ fn gc_keeps_the_last_commits_and_names_dropped_ones() {
     let bad = arbor(s, &["gc", "--keep", "0"], "");
     assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
 }
+
+/// Runs `arbor ARGS` (no store) and returns the output.
+fn arbor_plain(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_arbor")).args(args).output().expect("run arbor")
+}
+
+#[test]
+fn an_irmin_trace_imports_and_replays_with_its_commit_hashes_verified() {
+    use arbor_core::{commit_hash, contents_hash, flat_node_hash, ChildKind};
+    use arbor_trace::irmin::{IrminWriter, Row, Scope};
+    let dir = tempfile::tempdir().unwrap();
+    let (irmin, trace, store) = (dir.path().join("t.irmin"), dir.path().join("t.trace"), dir.path().join("store"));
+    // Genesis: {k → "v"}; block 1 on it: {k → "v", l → "w"}. Hashes by the spec's functions.
+    let (v, w) = (contents_hash(b"v"), contents_hash(b"w"));
+    let t0 = flat_node_hash([(&b"k"[..], ChildKind::Contents, &v)].into_iter());
+    let t1 = flat_node_hash([(&b"k"[..], ChildKind::Contents, &v), (&b"l"[..], ChildKind::Contents, &w)].into_iter());
+    let h0 = commit_hash(&t0, &[], 0, b"Tezos", b"g");
+    let h1 = commit_hash(&t1, &[h0], 30, b"Tezos", b"1");
+    let co = |h: Hash| Scope::Keep(h.to_base58().into_bytes());
+    let k = |s: &str| vec![s.as_bytes().to_vec()];
+    let rows = [
+        Row::Add { key: k("k"), value: b"v".to_vec(), input: Scope::Keep(0), out: Scope::Keep(1) },
+        Row::Commit { hash: co(h0), date: 0, message: b"g".to_vec(), parents: vec![], input: Scope::Forget(1) },
+        Row::Checkout { hash: co(h0), out: Scope::Keep(2) },
+        Row::Find { key: k("k"), found: true, input: Scope::Keep(2) },
+        Row::Add { key: k("l"), value: b"w".to_vec(), input: Scope::Keep(2), out: Scope::Keep(3) },
+        Row::Commit { hash: co(h1), date: 30, message: b"1".to_vec(), parents: vec![co(h0)], input: Scope::Forget(3) },
+    ];
+    let mut wr = IrminWriter::new(std::fs::File::create(&irmin).unwrap()).unwrap();
+    for r in &rows {
+        wr.write_row(r).unwrap();
+    }
+    wr.finish().unwrap();
+
+    let o =
+        arbor_plain(&["trace", "import", "--from", "irmin", irmin.to_str().unwrap(), "--out", trace.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("blocks          2 (2 with a recorded commit hash)"), "{}", stdout(&o));
+
+    let o = arbor_plain(&["replay", trace.to_str().unwrap(), "--store", store.to_str().unwrap(), "--quiet"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.trim_end().ends_with("2 commit hashes verified"), "{text}");
+    assert!(text.contains("verified        1 operation results, 2 commit hashes"), "{text}");
+
+    // An arbor replay of a non-arbor file still says what it is not.
+    let o = arbor_plain(&["replay", irmin.to_str().unwrap(), "--store", dir.path().join("s2").to_str().unwrap()]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("magic") && stderr(&o).contains("trace import --from irmin"), "{}", stderr(&o));
+}

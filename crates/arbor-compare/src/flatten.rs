@@ -257,6 +257,11 @@ impl Translator {
             Op::List { .. } => self.stats.lists_skipped += 1,
             Op::Length { .. } => self.stats.lengths_skipped += 1,
             Op::Fold { .. } => self.stats.folds_skipped += 1,
+            Op::Copy { .. } => {
+                return Err(CompareError::Unsupported(
+                    "copy operations (imported irmin traces) are not flattened".into(),
+                ))
+            }
         }
         Ok(())
     }

@@ -13,6 +13,7 @@ pub mod caml;
 pub mod error;
 pub mod hash;
 pub mod leb128;
+pub mod order;
 pub mod proof;
 pub mod reference;
 pub mod tezos;

@@ -152,17 +152,28 @@ where
 /// `H(be64(32) ‖ tree ‖ be64(p) ‖ [be64(32) ‖ parent]… ‖ be64(date) ‖
 /// be64(len author) ‖ author ‖ be64(len message) ‖ message)`.
 ///
-/// Parents are hashed in the order given; `date` (seconds since the epoch)
-/// is written as a two's complement big-endian 64-bit integer.
+/// Parents enter the hash in increasing order of their bytes, whatever order
+/// they are given in (duplicates are kept): Irmin sorts a commit's parents by
+/// hash before it builds the commit, so a merge commit has one hash however
+/// its parents were listed. `date` (seconds since the epoch) is written as a
+/// two's complement big-endian 64-bit integer.
 pub fn commit_hash(tree: &Hash, parents: &[Hash], date: i64, author: &[u8], message: &[u8]) -> Hash {
     let hash_len = len64(Hash::LEN).to_be_bytes();
     let mut state = blake2b_state();
     state.update(&hash_len);
     state.update(tree.as_bytes());
     state.update(&len64(parents.len()).to_be_bytes());
-    for parent in parents {
+    let mut hash_parent = |parent: &Hash| {
         state.update(&hash_len);
         state.update(parent.as_bytes());
+    };
+    if parents.is_sorted() {
+        // Nearly every commit: zero or one parent, or parents already in order.
+        parents.iter().for_each(&mut hash_parent);
+    } else {
+        let mut sorted: alloc::vec::Vec<&Hash> = parents.iter().collect();
+        sorted.sort_unstable();
+        sorted.into_iter().for_each(hash_parent);
     }
     state.update(&date.to_be_bytes());
     state.update(&len64(author.len()).to_be_bytes());
@@ -208,6 +219,49 @@ mod tests {
         expected.extend_from_slice(child.as_bytes());
         let got = flat_node_hash([(&b"key"[..], ChildKind::Contents, &child)].into_iter());
         assert_eq!(got, blake2b_256(&[&expected]));
+    }
+
+    /// The commit bytes of `docs/HASH.md` section 6, spelled out for
+    /// parents already in the order the hash uses.
+    fn commit_bytes(tree: &Hash, parents: &[[u8; 32]], date: i64, author: &[u8], message: &[u8]) -> Hash {
+        let mut bytes = alloc::vec::Vec::new();
+        bytes.extend_from_slice(&32u64.to_be_bytes());
+        bytes.extend_from_slice(tree.as_bytes());
+        bytes.extend_from_slice(&(parents.len() as u64).to_be_bytes());
+        for p in parents {
+            bytes.extend_from_slice(&32u64.to_be_bytes());
+            bytes.extend_from_slice(p);
+        }
+        bytes.extend_from_slice(&date.to_be_bytes());
+        bytes.extend_from_slice(&(author.len() as u64).to_be_bytes());
+        bytes.extend_from_slice(author);
+        bytes.extend_from_slice(&(message.len() as u64).to_be_bytes());
+        bytes.extend_from_slice(message);
+        blake2b_256(&[&bytes])
+    }
+
+    #[test]
+    fn parents_are_hashed_in_byte_order_whatever_the_given_order() {
+        let t = empty_node_hash();
+        // 0x80.. must come after 0x7f..: bytes compare unsigned.
+        let (low, mid, high) = ([0x01; 32], [0x7f; 32], [0x80; 32]);
+        let sorted = commit_bytes(&t, &[low, mid, high], 7, b"Tezos", b"merge");
+        let orders = [[low, mid, high], [high, mid, low], [mid, high, low], [high, low, mid]];
+        for order in orders {
+            let given = order.map(Hash);
+            assert_eq!(commit_hash(&t, &given, 7, b"Tezos", b"merge"), sorted);
+        }
+        // The order matters to the bytes, so the test above could fail.
+        assert_ne!(sorted, commit_bytes(&t, &[high, mid, low], 7, b"Tezos", b"merge"));
+    }
+
+    #[test]
+    fn duplicate_parents_are_kept() {
+        let t = empty_node_hash();
+        let (a, b) = ([0x02; 32], [0x01; 32]);
+        let got = commit_hash(&t, &[Hash(a), Hash(b), Hash(a)], 0, b"", b"");
+        assert_eq!(got, commit_bytes(&t, &[b, a, a], 0, b"", b""));
+        assert_ne!(got, commit_hash(&t, &[Hash(a), Hash(b)], 0, b"", b""));
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! Every published vector of the Tezos context hash spec
-//! (shared/reference/tezos-context-hash.md), through both the incremental
+//! (`docs/HASH.md` section 9), through both the incremental
 //! functions and the plain `RefTree` oracle.
 
 mod common;
@@ -57,6 +57,21 @@ fn commit_vector() {
     let h = commit_hash(&tree, &[parent], 0, b"Tezos", b"");
     assert_eq!(h, hex("c20860adda3c3d40d8d03fab22b07e889979cdac880d979711aa852a0896ae30"));
     assert_eq!(h.to_base58(), "CoW7mALEs2vue5cfTMdJfSAjNmjmALYS1YyqSsYr9siLcNEcrvAm");
+}
+
+/// A merge commit of the two-entry directory whose parents are the published
+/// commit above and its parent, message `merge`. The expected hash was
+/// computed from `docs/HASH.md` section 6 with a separate Blake2b (Python's
+/// hashlib), parents in increasing byte order (`634d…` before `c208…`); the
+/// other order would give `7ab10593…`.
+#[test]
+fn merge_commit_vector_either_parent_order() {
+    let tree = hex(TWO_ENTRY_HEX);
+    let low = hex("634d894802f9032ef48bbe1253563dbeb2aad7dc684da83bdea5692fde2185ae");
+    let high = hex("c20860adda3c3d40d8d03fab22b07e889979cdac880d979711aa852a0896ae30");
+    let expected = hex("8aed03418b9dfa6f461a269173638cc53d8078e5a0ee63ab421efa604c093009");
+    assert_eq!(commit_hash(&tree, &[low, high], 0, b"Tezos", b"merge"), expected);
+    assert_eq!(commit_hash(&tree, &[high, low], 0, b"Tezos", b"merge"), expected);
 }
 
 #[test]

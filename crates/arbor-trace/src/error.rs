@@ -40,6 +40,15 @@ pub enum TraceError {
     InvalidInput(String),
     /// Generator parameters are out of range or inconsistent.
     InvalidParams(String),
+    /// An Irmin (irmin-bench) replayable trace is malformed, or records
+    /// something an arbor trace cannot express.
+    Irmin {
+        /// Zero-based index of the row at fault (rows counted after the
+        /// header; the header itself is row 0 too when it is at fault).
+        row: u64,
+        /// What exactly was wrong.
+        reason: String,
+    },
 }
 
 impl TraceError {
@@ -66,6 +75,7 @@ impl fmt::Display for TraceError {
             }
             TraceError::InvalidInput(r) => write!(f, "invalid trace input: {r}"),
             TraceError::InvalidParams(r) => write!(f, "invalid generator parameters: {r}"),
+            TraceError::Irmin { row, reason } => write!(f, "irmin trace, row {row}: {reason}"),
         }
     }
 }

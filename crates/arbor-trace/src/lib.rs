@@ -6,8 +6,10 @@
 //! - [`initial_state`]: a deterministic stream of `(path, value)` pairs that a
 //!   replay loads before block 1 (a trace records only its parameters).
 //! - [`generate`]: a synthetic `tezos-mainnet` workload reproducing the
-//!   figures of the seed documents (see `docs/WORKLOAD.md`).
+//!   published workload figures (see `docs/WORKLOAD.md`).
 //! - [`stats()`]: a summary of any trace, printed next to those figures.
+//! - [`irmin`]: irmin-bench's replayable traces, read, written, and imported
+//!   as arbor traces.
 //!
 //! A replay loads the initial state the header names, then applies each
 //! block's operations to its store and checks every recorded result:
@@ -41,6 +43,7 @@
 pub mod error;
 pub mod format;
 mod fxhash;
+pub mod irmin;
 mod op_ref;
 mod profile;
 mod rng;

@@ -81,6 +81,13 @@ pub enum OpRef<'a> {
         /// Number of entries visited.
         result: u64,
     },
+    /// See [`Op::Copy`].
+    Copy {
+        /// Source of the copy.
+        path: &'a [Vec<u8>],
+        /// Destination.
+        to: &'a [Vec<u8>],
+    },
 }
 
 impl OpRef<'_> {
@@ -96,7 +103,8 @@ impl OpRef<'_> {
             | OpRef::Remove { path }
             | OpRef::List { path, .. }
             | OpRef::Length { path, .. }
-            | OpRef::Fold { path, .. } => path,
+            | OpRef::Fold { path, .. }
+            | OpRef::Copy { path, .. } => path,
         }
     }
 
@@ -113,6 +121,7 @@ impl OpRef<'_> {
             OpRef::List { .. } => OpKind::List,
             OpRef::Length { .. } => OpKind::Length,
             OpRef::Fold { .. } => OpKind::Fold,
+            OpRef::Copy { .. } => OpKind::Copy,
         }
     }
 
@@ -130,6 +139,7 @@ impl OpRef<'_> {
             OpRef::List { offset, length, result, .. } => Op::List { path: p, offset, length, result },
             OpRef::Length { result, .. } => Op::Length { path: p, result },
             OpRef::Fold { depth, result, .. } => Op::Fold { path: p, depth, result },
+            OpRef::Copy { to, .. } => Op::Copy { path: p, to: to.to_vec() },
         }
     }
 }

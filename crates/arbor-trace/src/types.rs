@@ -168,6 +168,15 @@ pub enum Op {
         /// Number of entries visited.
         result: u64,
     },
+    /// Copy the value or subtree at `path` to `to` (`find_tree path`, which
+    /// must find something, then `add_tree to` with it): Irmin's `copy`,
+    /// which traces recorded by irmin-bench contain.
+    Copy {
+        /// Source of the copy; it must exist.
+        path: Path,
+        /// Destination, replaced by the copy.
+        to: Path,
+    },
 }
 
 /// The kind of an [`Op`], without its data.
@@ -193,11 +202,13 @@ pub enum OpKind {
     Length,
     /// [`Op::Fold`].
     Fold,
+    /// [`Op::Copy`].
+    Copy,
 }
 
 impl OpKind {
     /// All kinds, in tag order.
-    pub const ALL: [OpKind; 10] = [
+    pub const ALL: [OpKind; 11] = [
         OpKind::Find,
         OpKind::Mem,
         OpKind::MemTree,
@@ -208,6 +219,7 @@ impl OpKind {
         OpKind::List,
         OpKind::Length,
         OpKind::Fold,
+        OpKind::Copy,
     ];
 
     /// The class used by the workload figures (mem / read / write).
@@ -215,7 +227,7 @@ impl OpKind {
         match self {
             OpKind::Mem | OpKind::MemTree => OpClass::Mem,
             OpKind::Find | OpKind::FindTree | OpKind::List | OpKind::Length | OpKind::Fold => OpClass::Read,
-            OpKind::Add | OpKind::AddTree | OpKind::Remove => OpClass::Write,
+            OpKind::Add | OpKind::AddTree | OpKind::Remove | OpKind::Copy => OpClass::Write,
         }
     }
 
@@ -232,11 +244,12 @@ impl OpKind {
             OpKind::List => "list",
             OpKind::Length => "length",
             OpKind::Fold => "fold",
+            OpKind::Copy => "copy",
         }
     }
 }
 
-/// The three classes of operations the seed documents count per block.
+/// The three classes of operations the published workload figures count per block.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Serialize)]
 pub enum OpClass {
     /// Existence tests: `mem`, `mem_tree`.
@@ -260,7 +273,8 @@ impl Op {
             | Op::Remove { path }
             | Op::List { path, .. }
             | Op::Length { path, .. }
-            | Op::Fold { path, .. } => path,
+            | Op::Fold { path, .. }
+            | Op::Copy { path, .. } => path,
         }
     }
 
@@ -277,6 +291,7 @@ impl Op {
             Op::List { .. } => OpKind::List,
             Op::Length { .. } => OpKind::Length,
             Op::Fold { .. } => OpKind::Fold,
+            Op::Copy { .. } => OpKind::Copy,
         }
     }
 }

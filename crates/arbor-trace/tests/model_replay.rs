@@ -118,6 +118,20 @@ impl Model {
                 self.remove(path);
                 Ok(())
             }
+            Op::Copy { path, to } => {
+                let copied: Vec<(Path, Vec<u8>)> = match self.leaves.get(path) {
+                    Some(v) => vec![(Vec::new(), v.clone())],
+                    None => self.below(path).map(|(k, v)| (k[path.len()..].to_vec(), v.clone())).collect(),
+                };
+                check(!copied.is_empty(), "copy source")?;
+                self.remove(to);
+                for (rel, v) in copied {
+                    let mut full = to.clone();
+                    full.extend(rel);
+                    self.add(&full, v);
+                }
+                Ok(())
+            }
         }
     }
 }

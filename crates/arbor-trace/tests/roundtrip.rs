@@ -57,6 +57,7 @@ fn op() -> impl Strategy<Value = Op> {
             depth,
             result,
         }),
+        (path(), path()).prop_map(|(path, to)| Op::Copy { path, to }),
     ]
 }
 

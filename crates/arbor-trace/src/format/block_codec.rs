@@ -22,6 +22,7 @@ const T_REMOVE: u8 = 0x0c;
 const T_LIST: u8 = 0x0d;
 const T_LENGTH: u8 = 0x0e;
 const T_FOLD: u8 = 0x0f;
+const T_COPY: u8 = 0x10;
 
 /// Tag flag: the operation's path is the previous path of the block, and
 /// is not repeated.
@@ -194,6 +195,14 @@ impl BlockEncoder {
         Ok(())
     }
 
+    /// Records `copy path to` (the source must exist; see [`Op::Copy`]).
+    pub fn copy<S: AsRef<[u8]>, D: AsRef<[u8]>>(&mut self, path: &[S], to: &[D]) -> Result<()> {
+        check_path(to).map_err(invalid)?;
+        self.head(T_COPY, path)?;
+        self.paths.encode(&mut self.ops, to).map_err(invalid)?;
+        Ok(())
+    }
+
     /// Records an owned [`Op`].
     pub fn push(&mut self, op: &Op) -> Result<()> {
         match op {
@@ -207,6 +216,7 @@ impl BlockEncoder {
             Op::List { path, offset, length, result } => self.list(path, *offset, *length, *result),
             Op::Length { path, result } => self.length(path, *result),
             Op::Fold { path, depth, result } => self.fold(path, *depth, *result),
+            Op::Copy { path, to } => self.copy(path, to),
         }
     }
 
@@ -312,7 +322,7 @@ impl BlockDecoder {
     fn decode_op<'p, 'd: 'p>(&'p mut self, c: &mut Cursor<'d>, first: bool) -> DecodeResult<OpRef<'p>> {
         let byte = c.u8()?;
         let tag = byte & !SAME_PATH;
-        if !(T_FIND_NONE..=T_FOLD).contains(&tag) {
+        if !(T_FIND_NONE..=T_COPY).contains(&tag) {
             return Err("unknown operation tag");
         }
         if byte & SAME_PATH != 0 {
@@ -333,6 +343,12 @@ impl BlockDecoder {
                 self.tree.push((rel, c.bytes()?.to_vec()));
             }
             return Ok(OpRef::AddTree { path: &self.root, tree: &self.tree });
+        }
+        if tag == T_COPY {
+            self.root.clear();
+            self.root.extend(self.paths.current().iter().cloned());
+            self.paths.decode(c)?;
+            return Ok(OpRef::Copy { path: &self.root, to: self.paths.current() });
         }
         let path = self.paths.current();
         let op = match tag {
@@ -362,7 +378,7 @@ impl BlockDecoder {
                 OpRef::List { path, offset, length, result: c.u32v()? }
             }
             T_LENGTH => OpRef::Length { path, result: c.uvarint()? },
-            _ => {
+            T_FOLD => {
                 let flags = c.u8()?;
                 if flags > 1 {
                     return Err("unknown fold flags");
@@ -370,6 +386,7 @@ impl BlockDecoder {
                 let depth = if flags == 1 { Some(c.u32v()?) } else { None };
                 OpRef::Fold { path, depth, result: c.uvarint()? }
             }
+            _ => return Err("unknown operation tag"),
         };
         Ok(op)
     }

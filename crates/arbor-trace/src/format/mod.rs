@@ -5,7 +5,7 @@ mod block_codec;
 mod header;
 mod path_codec;
 mod reader;
-mod varint;
+pub(crate) mod varint;
 mod writer;
 
 use std::io::{self, Read};

@@ -1,5 +1,5 @@
 //! The published figures a trace is compared with (from
-//! `shared/reference/workload.md`, which cites the seed documents).
+//! the publications `docs/WORKLOAD.md` lists).
 
 /// Operations in the Lima block at level 2,981,990 (seed 000, 3.3.2):
 /// `mem`, reads, writes.

@@ -179,7 +179,7 @@ pub fn stats_with<R: Read>(mut reader: TraceReader<R>, opts: StatsOptions) -> Re
     let header = reader.header().clone();
     let mut s =
         TraceStats { write_sizes: SizeHistogram::new(), path_steps: vec![0; STEP_BUCKETS], ..TraceStats::default() };
-    let mut per_block: Vec<[u32; 10]> = Vec::new();
+    let mut per_block: Vec<[u32; OpKind::ALL.len()]> = Vec::new();
     let mut levels: Vec<u64> = Vec::new();
     let mut sym: Vec<(u64, u64)> = Vec::new();
     let mut reads: FxHashMap<Vec<u8>, u64> = FxHashMap::default();
@@ -188,7 +188,7 @@ pub fn stats_with<R: Read>(mut reader: TraceReader<R>, opts: StatsOptions) -> Re
 
     let mut seen: FxHashMap<u64, u8> = FxHashMap::default();
     loop {
-        let mut counts = [0u32; 10];
+        let mut counts = [0u32; OpKind::ALL.len()];
         let (mut writes, mut preceded) = (0u64, 0u64);
         seen.clear();
         let meta = reader.next_block_with(|op: OpRef<'_>| -> Result<()> {
@@ -252,7 +252,7 @@ pub fn stats_with<R: Read>(mut reader: TraceReader<R>, opts: StatsOptions) -> Re
     s.read_path_length = read_len as f64 / reads_n.max(1) as f64;
     s.write_path_length = write_len as f64 / writes_n.max(1) as f64;
 
-    let class_of = |c: &[u32; 10], class: OpClass| -> u64 {
+    let class_of = |c: &[u32; OpKind::ALL.len()], class: OpClass| -> u64 {
         OpKind::ALL.iter().filter(|k| k.class() == class).map(|&k| u64::from(c[kind_index(k)])).sum()
     };
     let writes: Vec<u64> = per_block.iter().map(|c| class_of(c, OpClass::Write)).collect();

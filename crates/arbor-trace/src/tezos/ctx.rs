@@ -18,7 +18,7 @@ pub(crate) struct Ctx<'a> {
     pub(crate) enc: &'a mut BlockEncoder,
     pub(crate) rng: &'a mut Rng,
     /// Operations emitted, by [`OpKind`] (in `OpKind::ALL` order).
-    pub(crate) counts: &'a mut [u64; 10],
+    pub(crate) counts: &'a mut [u64; OpKind::ALL.len()],
     pb: PathBuf,
     /// The entity whose directory path `pb` starts with, and its length.
     cur: Option<(Entity, usize)>,
@@ -36,7 +36,7 @@ impl<'a> Ctx<'a> {
         state: &'a mut State,
         enc: &'a mut BlockEncoder,
         rng: &'a mut Rng,
-        counts: &'a mut [u64; 10],
+        counts: &'a mut [u64; OpKind::ALL.len()],
     ) -> Self {
         Ctx { layout, state, enc, rng, counts, pb: PathBuf::default(), cur: None, value: Vec::new() }
     }

@@ -128,7 +128,7 @@ pub fn generate(params: GeneratorParams, out: impl Write) -> Result<GenerateSumm
     let mut workload = Workload::new(&layout);
     let mut rng = Rng::new(hash4(params.seed, 0x0067_656e, 0, 0));
     let mut enc = BlockEncoder::new();
-    let mut counts = [0u64; 10];
+    let mut counts = [0u64; OpKind::ALL.len()];
     let mut summary = GenerateSummary::default();
 
     for i in 0..params.blocks {

@@ -40,7 +40,17 @@ pub fn parse_hash(text: &str) -> Result<Hash, String> {
 
 /// Parses a `/`-separated path given on the command line; an empty step is a usage error.
 pub fn parse_path(text: &str) -> CliResult<Vec<Step>> {
-    arbor::parse_path(text).map_err(|_| CliError::usage(format!("empty step in path '{text}'")))
+    arbor::parse_path(text).map_err(|e| CliError::usage(path_error(text, &e)))
+}
+
+/// Why `text` is not a path, for messages: the step at fault and the likely slip.
+pub fn path_error(text: &str, e: &arbor::Error) -> String {
+    match e {
+        arbor::Error::EmptyStep { index } => {
+            format!("empty step {index} in path '{text}' (a leading, trailing or doubled '/')")
+        }
+        other => format!("bad path '{text}': {other}"),
+    }
 }
 
 /// The commit a read command looks at: the one given, which must exist, else head `main`,

@@ -3,6 +3,7 @@
 
 use arbor::Step;
 
+use crate::common::path_error;
 use crate::error::{CliError, CliResult};
 use crate::hex;
 
@@ -70,7 +71,7 @@ pub fn parse_line(line: &str, syntax: ValueSyntax) -> Result<Option<Op>, String>
         return Err(format!("unknown operation '{op}' (expected 'add' or 'remove')"));
     }
     let Some((path_text, rest)) = next_token(rest) else { return Err(format!("missing path after '{op}'")) };
-    let path = arbor::parse_path(path_text).map_err(|_| format!("empty step in path '{path_text}'"))?;
+    let path = arbor::parse_path(path_text).map_err(|e| path_error(path_text, &e))?;
     if path.is_empty() {
         return Err(format!("empty path '{path_text}': '{op}' needs at least one step"));
     }
@@ -132,7 +133,7 @@ mod tests {
             Some(Op::Add { path: path(&["a", "b"]), value: b"00".to_vec() })
         );
         assert_eq!(
-            parse_line("  add\t/a/ 0x", ValueSyntax::Hex).unwrap(),
+            parse_line("  add\ta 0x", ValueSyntax::Hex).unwrap(),
             Some(Op::Add { path: path(&["a"]), value: vec![] })
         );
         assert_eq!(parse_line("remove a/b", ValueSyntax::Hex).unwrap(), Some(Op::Remove { path: path(&["a", "b"]) }));
@@ -158,7 +159,10 @@ mod tests {
         assert!(err("add a", ValueSyntax::Hex).contains("missing value"));
         assert!(err("add a", ValueSyntax::Text).contains("missing value"));
         assert!(err("add", ValueSyntax::Hex).contains("missing path"));
-        assert!(err("add a//b 00", ValueSyntax::Hex).contains("empty step"));
+        assert!(err("add a//b 00", ValueSyntax::Hex).contains("empty step 1"));
+        assert!(err("add /a 00", ValueSyntax::Hex).contains("empty step 0"));
+        assert!(err("add a/ 00", ValueSyntax::Hex).contains("empty step 1"));
+        assert!(err("remove a/b/", ValueSyntax::Hex).contains("empty step 2"));
         assert!(err("add / 00", ValueSyntax::Hex).contains("empty path"));
         assert!(err("remove a b", ValueSyntax::Hex).contains("unexpected 'b'"));
         assert!(err("add a 00 11", ValueSyntax::Hex).contains("unexpected '11'"));

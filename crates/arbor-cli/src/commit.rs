@@ -2,7 +2,7 @@
 
 use std::io::{Read, Write};
 
-use arbor::{Hash, Store, Tree};
+use arbor::{Config, Hash, Store, Tree};
 use clap::Args;
 
 use crate::common::{default_commit, parse_hash, StoreArg, MAIN_HEAD};
@@ -51,12 +51,16 @@ impl CommitArgs {
         // Parse before opening, so malformed input neither creates nor locks a store.
         let ops = ops::parse(&input, syntax)?;
 
-        let store = self.store.open_writable()?;
-        let (base, parents) = self.base(&store)?;
-        let tree = apply(base, &ops)?;
-        let (hash, stats) =
-            store.commit_with_stats(&tree, &parents, self.date, self.author.as_bytes(), self.message.as_bytes())?;
-        store.set_head(MAIN_HEAD, &hash)?;
+        let (store, created) = self.store.open_or_create(Config::default())?;
+        // A refused commit into a new store leaves no empty store behind.
+        let (hash, stats) = created.guard(store, |store| {
+            let (base, parents) = self.base(store)?;
+            let tree = apply(base, &ops)?;
+            let (hash, stats) =
+                store.commit_with_stats(&tree, &parents, self.date, self.author.as_bytes(), self.message.as_bytes())?;
+            store.set_head(MAIN_HEAD, &hash)?;
+            Ok((hash, stats))
+        })?;
         writeln!(out, "operations {}, objects written {}, values inlined {}", ops.len(), stats.objects, stats.inlined)?;
         writeln!(out, "{hash}")?;
         Ok(())

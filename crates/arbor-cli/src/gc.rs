@@ -32,7 +32,7 @@ impl GcArgs {
         if self.keep == 0 {
             return Err(CliError::usage("--keep must be at least 1 (the head itself)"));
         }
-        let store = self.store.open_writable()?;
+        let store = self.store.open_existing()?;
         let head = match self.from {
             Some(h) => h,
             None => default_commit(&store)

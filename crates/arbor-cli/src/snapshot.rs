@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use arbor::snapshot::{self, Counts};
-use arbor::{Config, Hash, Store};
+use arbor::{Config, Hash};
 use clap::{Args, Subcommand};
 
 use crate::common::{parse_hash, resolve_commit, StoreArg};
@@ -60,8 +60,7 @@ struct ExportArgs {
 impl ExportArgs {
     fn run(self, out: &mut dyn Write) -> CliResult {
         // Every record is read once: a large cache would only hold memory.
-        let config = Config { read_only: true, cache_bytes: CACHE_BYTES, ..Config::default() };
-        let store = Store::open_with(&self.store.store, config)?;
+        let store = self.store.open_read_only_with(Config { cache_bytes: CACHE_BYTES, ..Config::default() })?;
         let commit = resolve_commit(&store, self.commit)?;
         let start = Instant::now();
         let stats = snapshot::export_file(&store, &commit, &self.out)?;
@@ -85,11 +84,11 @@ struct ImportArgs {
 impl ImportArgs {
     fn run(self, out: &mut dyn Write) -> CliResult {
         // Import re-reads only what it just wrote: a small cache suffices.
-        let store = Store::open_with(&self.store.store, Config { cache_bytes: CACHE_BYTES, ..Config::default() })?;
+        let (store, created) = self.store.open_or_create(Config { cache_bytes: CACHE_BYTES, ..Config::default() })?;
         let start = Instant::now();
-        let stats = snapshot::import_file(&store, &self.file)?;
-        // Durable before it is reported, with a recovery point after the bulk write.
-        store.close()?;
+        // A refused import into a new store leaves no empty store behind; a kept one is
+        // closed (durable, with a recovery point after the bulk write) before it is reported.
+        let stats = created.guard(store, |store| Ok(snapshot::import_file(store, &self.file)?))?;
         let took = start.elapsed();
         writeln!(out, "file        {} ({} bytes)", self.file.display(), stats.file_bytes)?;
         report(out, &stats.counts, stats.file_bytes, took)?;

@@ -29,3 +29,90 @@ fn empty_steps_at_either_end_are_refused_naming_the_line() {
     // The root is still `""` or `/`.
     assert_eq!(ok(&s, &["ls", "/"], ""), "a/\n");
 }
+
+/// A regular file, an empty directory and a missing directory: none holds a store.
+fn not_stores(root: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let file = root.join("notes.txt");
+    std::fs::write(&file, "some text\n").unwrap();
+    let empty = root.join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    vec![file, empty, root.join("missing")]
+}
+
+#[test]
+fn commands_reading_a_store_say_there_is_none_and_create_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let snap = dir.path().join("out.snap");
+    let hash = "0".repeat(64);
+    let commands: [&[&str]; 11] = [
+        &["fsck"],
+        &["log"],
+        &["stats"],
+        &["heads"],
+        &["show", &hash],
+        &["get", "a"],
+        &["ls"],
+        &["audit"],
+        &["prove", "a"],
+        &["snapshot", "export", "--out", snap.to_str().unwrap()],
+        &["gc", "--keep", "1"],
+    ];
+    for target in not_stores(dir.path()) {
+        let before = tree_of(dir.path());
+        for args in commands {
+            let err = fails(&target, args, "", 1);
+            assert!(err.contains(&format!("no store at {}", target.display())), "{args:?} on {target:?}: {err}");
+            assert_eq!(tree_of(dir.path()), before, "{args:?} on {target:?} changed the files");
+        }
+        if target.is_file() {
+            assert_eq!(std::fs::read_to_string(&target).unwrap(), "some text\n");
+        }
+    }
+}
+
+#[test]
+fn commit_refuses_a_file_or_a_foreign_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("notes.txt");
+    std::fs::write(&file, "some text\n").unwrap();
+    let err = fails(&file, &["commit", "--date", "0", "--message", "m"], "add a 01\n", 1);
+    assert!(err.contains("not a store directory"), "{err}");
+    let foreign = dir.path().join("home");
+    std::fs::create_dir(&foreign).unwrap();
+    std::fs::write(foreign.join("thesis.tex"), "x").unwrap();
+    let err = fails(&foreign, &["commit", "--date", "0", "--message", "m"], "add a 01\n", 1);
+    assert!(err.contains("holds no store"), "{err}");
+    assert_eq!(tree_of(&foreign), vec!["thesis.tex".to_string()]);
+    // An empty directory is a fine place for a new store.
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    ok(&empty, &["commit", "--date", "0", "--message", "m"], "add a 01\n");
+    assert_eq!(ok(&empty, &["get", "a"], ""), "01\n");
+}
+
+#[test]
+fn refused_snapshot_imports_leave_no_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("src");
+    ok(&src, &["commit", "--date", "0", "--message", "m"], "add a 01\nadd b/c 0203\n");
+    let snap = dir.path().join("good.snap");
+    ok(&src, &["snapshot", "export", "--out", snap.to_str().unwrap()], "");
+    let good = std::fs::read(&snap).unwrap();
+    let garbage = dir.path().join("garbage.snap");
+    std::fs::write(&garbage, b"this is not a snapshot at all, only some text\n").unwrap();
+    let truncated = dir.path().join("truncated.snap");
+    std::fs::write(&truncated, &good[..good.len() - 3]).unwrap();
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    for file in [&garbage, &truncated] {
+        for target in [dir.path().join("new"), dir.path().join("deep/new/store"), empty.clone()] {
+            fails(&target, &["snapshot", "import", file.to_str().unwrap()], "", 1);
+            assert_eq!(tree_of(&target), Vec::<String>::new(), "{file:?} into {target:?}");
+        }
+        assert!(!dir.path().join("new").exists() && !dir.path().join("deep").exists(), "{file:?}");
+        assert!(empty.is_dir(), "the empty directory was there before: it stays");
+    }
+    // The good file still imports, into each of them.
+    ok(&empty, &["snapshot", "import", snap.to_str().unwrap()], "");
+    assert_eq!(ok(&empty, &["get", "b/c"], ""), "0203\n");
+}

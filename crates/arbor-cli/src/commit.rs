@@ -1,6 +1,6 @@
 //! `arbor commit`: apply operations read from standard input to a parent tree and commit.
 
-use std::io::{Read, Write};
+use std::io::Write;
 
 use arbor::{Config, Hash, Store, Tree};
 use clap::Args;
@@ -45,13 +45,12 @@ pub struct CommitArgs {
 impl CommitArgs {
     /// Runs the command, printing a summary and then the new commit's hash.
     pub fn run(self, out: &mut dyn Write) -> CliResult {
-        let mut input = Vec::new();
-        std::io::stdin().lock().read_to_end(&mut input)?;
         let syntax = if self.text { ValueSyntax::Text } else { ValueSyntax::Hex };
+        let config = Config::default();
         // Parse before opening, so malformed input neither creates nor locks a store.
-        let ops = ops::parse(&input, syntax)?;
+        let ops = ops::parse(std::io::stdin().lock(), syntax, config.max_value_len)?;
 
-        let (store, created) = self.store.open_or_create(Config::default())?;
+        let (store, created) = self.store.open_or_create(config)?;
         // A refused commit into a new store leaves no empty store behind.
         let (hash, stats) = created.guard(store, |store| {
             let (base, parents) = self.base(store)?;

@@ -116,3 +116,40 @@ fn refused_snapshot_imports_leave_no_trace() {
     ok(&empty, &["snapshot", "import", snap.to_str().unwrap()], "");
     assert_eq!(ok(&empty, &["get", "b/c"], ""), "0203\n");
 }
+
+#[test]
+fn an_oversized_value_is_refused_before_the_input_is_read_whole() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let s = dir.path().join("s");
+    let limit = arbor::Config::default().max_value_len;
+    // A 200 MB text value, three times the limit, written in 1 MiB pieces.
+    let total: usize = 200_000_000;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_arbor"))
+        .args(["commit", "--text", "--date", "0", "--message", "m", "--store", s.to_str().unwrap()])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let piece = vec![b'x'; 1 << 20];
+    let mut written = stdin.write(b"add big ").unwrap();
+    while written < total {
+        match stdin.write(&piece[..piece.len().min(total - written)]) {
+            Ok(n) => written += n,
+            Err(e) => {
+                assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe, "{e}");
+                break;
+            }
+        }
+    }
+    drop(stdin);
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("line 1") && err.contains(&format!("maximum of {limit} bytes")), "{err}");
+    // arbor stopped reading soon after the limit: the rest of the input was never taken.
+    assert!(written < limit + (8 << 20), "arbor read {written} bytes of a value over {limit}");
+    assert!(!s.exists());
+}

@@ -151,7 +151,7 @@ impl std::fmt::Display for Error {
             }
             Error::UnknownCommit(h) => write!(f, "unknown commit {h}"),
             Error::EmptyStep { index } => write!(f, "path step {index} is empty"),
-            Error::ValueTooLarge { len, max } => write!(f, "value of {len} bytes exceeds the maximum of {max}"),
+            Error::ValueTooLarge { len, max } => write!(f, "value of {len} bytes exceeds the maximum of {max} bytes"),
             Error::UnsupportedVersion { file, found, supported } => {
                 write!(f, "{} has format version {found}; this build reads version {supported}", file.display())
             }

@@ -185,7 +185,11 @@ pub fn path_error(text: &str, e: &arbor::Error) -> String {
         arbor::Error::EmptyStep { index } => {
             format!("empty step {index} in path '{text}' (a leading, trailing or doubled '/')")
         }
-        other => format!("bad path '{text}': {other}"),
+        // A path too deep to take is too long to echo whole.
+        other => match text.char_indices().nth(60) {
+            Some((cut, _)) => format!("bad path '{}…': {other}", &text[..cut]),
+            None => format!("bad path '{text}': {other}"),
+        },
     }
 }
 

@@ -153,3 +153,24 @@ fn an_oversized_value_is_refused_before_the_input_is_read_whole() {
     assert!(written < limit + (8 << 20), "arbor read {written} bytes of a value over {limit}");
     assert!(!s.exists());
 }
+
+#[test]
+fn a_path_deeper_than_the_maximum_is_refused_naming_the_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = dir.path().join("s");
+    let max = arbor::path::MAX_PATH_STEPS;
+    let deep = vec!["s"; 8000].join("/");
+    let err = fails(&s, &["commit", "--date", "1", "--message", "m"], &format!("add a 01\nadd {deep} 01\n"), 2);
+    assert!(err.contains("line 2") && err.contains(&format!("8000 steps")) && err.contains(&max.to_string()), "{err}");
+    assert!(!s.exists());
+    let err = fails(&s, &["commit", "--date", "1", "--message", "m"], &format!("remove {deep}\n"), 2);
+    assert!(err.contains("line 1") && err.contains("8000 steps"), "{err}");
+
+    // The deepest path allowed commits and reads back.
+    let deepest = vec!["s"; max].join("/");
+    ok(&s, &["commit", "--date", "1", "--message", "m"], &format!("add {deepest} 01\n"));
+    assert_eq!(ok(&s, &["get", &deepest], ""), "01\n");
+    assert!(ok(&s, &["fsck"], "").contains("errors   0"));
+    let err = fails(&s, &["get", &deep], "", 2);
+    assert!(err.contains("8000 steps"), "{err}");
+}

@@ -7,6 +7,7 @@ use arbor::{Config, Hash, Step, Store};
 use clap::Args;
 
 use crate::error::{CliError, CliResult};
+use crate::rev::Rev;
 
 /// The head `commit` moves and read commands start from by default.
 pub const MAIN_HEAD: &str = "main";
@@ -14,8 +15,8 @@ pub const MAIN_HEAD: &str = "main";
 /// The `--store DIR` argument, flattened into every subcommand.
 #[derive(Args, Debug, Clone)]
 pub struct StoreArg {
-    /// Directory of the store.
-    #[arg(long, value_name = "DIR")]
+    /// Directory of the store (default: the ARBOR_STORE environment variable).
+    #[arg(long, value_name = "DIR", env = "ARBOR_STORE")]
     pub store: PathBuf,
 }
 
@@ -193,15 +194,11 @@ pub fn path_error(text: &str, e: &arbor::Error) -> String {
     }
 }
 
-/// The commit a read command looks at: the one given, which must exist, else head `main`,
-/// else the last commit written.
-pub fn resolve_commit(store: &Store, given: Option<Hash>) -> CliResult<Hash> {
+/// The commit a read command looks at: the revision given, which must name one, else head
+/// `main`, else the last commit written.
+pub fn resolve_commit(store: &Store, given: Option<&Rev>) -> CliResult<Hash> {
     match given {
-        Some(h) if store.contains(&h) => Ok(h),
-        // The store says why: unknown, or dropped by a garbage collection.
-        Some(h) => {
-            Err(CliError::failed(store.commit_info(&h).err().map_or(format!("unknown commit {h}"), |e| e.to_string())))
-        }
+        Some(rev) => rev.resolve(store),
         None => default_commit(store)
             .ok_or_else(|| CliError::failed(format!("store {} has no commits", store.dir().display()))),
     }

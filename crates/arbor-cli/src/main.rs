@@ -16,9 +16,11 @@ mod gc;
 mod hex;
 mod inspect;
 mod iobench;
+mod json;
 mod ops;
 mod prove;
 mod read;
+mod rev;
 mod snapshot;
 mod trace;
 

@@ -174,3 +174,45 @@ fn a_path_deeper_than_the_maximum_is_refused_naming_the_line() {
     let err = fails(&s, &["get", &deep], "", 2);
     assert!(err.contains("8000 steps"), "{err}");
 }
+
+#[test]
+fn bench_deletes_only_a_store_it_made() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    // Someone's store (or anything) at OUT/store: refused, untouched.
+    let theirs = out.join("store");
+    std::fs::create_dir_all(&theirs).unwrap();
+    std::fs::write(theirs.join("precious"), "keep me").unwrap();
+    let args = ["bench", "--quiet", "--blocks", "2", "--state-size", "10000", "--cycle-length", "10", "--out"];
+    let mut all = args.to_vec();
+    all.push(out.to_str().unwrap());
+    let o = support::run(&all, &[], b"");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("not made by arbor bench"), "{err}");
+    assert_eq!(std::fs::read_to_string(theirs.join("precious")).unwrap(), "keep me");
+
+    // Its own store, kept by --keep-store, is replaced by the next run and removed after it.
+    std::fs::remove_dir_all(&theirs).unwrap();
+    let mut keep = all.clone();
+    keep.push("--keep-store");
+    let o = support::run(&keep, &[], b"");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(theirs.join("control").exists());
+    let o = support::run(&all, &[], b"");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(!theirs.exists());
+}
+
+#[test]
+fn iobench_refuses_a_size_without_a_unit() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    for (size, why) in [("64", "no unit"), ("64KiB", "at least 1MiB")] {
+        let o = support::run(&["iobench", "--quick", "--dir", d, "--cache-size", size], &[], b"");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(err.contains(why), "{err}");
+    }
+    assert_eq!(tree_of(dir.path()), Vec::<String>::new());
+}

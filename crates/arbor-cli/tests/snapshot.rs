@@ -116,7 +116,9 @@ fn damaged_files_and_bad_arguments_fail_clearly() {
     let unknown = "0".repeat(64);
     let err = fails(&["snapshot", "export", "--store", s(&a), "--commit", &unknown, "--out", s(&bad)], 1);
     assert!(err.contains("unknown commit"), "{err}");
-    fails(&["snapshot", "export", "--store", s(&a), "--commit", "nonsense", "--out", s(&bad)], 2);
+    let err = fails(&["snapshot", "export", "--store", s(&a), "--commit", "nonsense", "--out", s(&bad)], 1);
+    assert!(err.contains("unknown revision 'nonsense'"), "{err}");
+    fails(&["snapshot", "export", "--store", s(&a), "--commit", "main~x", "--out", s(&bad)], 2);
     fails(&["snapshot", "import", "--store", s(&c)], 2);
     assert!(commit.starts_with("Co"));
 }

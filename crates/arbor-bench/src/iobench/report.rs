@@ -1,5 +1,5 @@
 //! The run as files and text: JSON (everything, samples included), a self-contained HTML page
-//! (see [`super::html`]), and a plain-text summary beside seed 003's figures.
+//! (see the `html` module), and a plain-text summary beside seed 003's figures.
 
 use std::fmt::Write as _;
 use std::fs::File;

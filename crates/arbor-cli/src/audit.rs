@@ -4,26 +4,31 @@
 
 use std::io::{Read, Write};
 
-use arbor::Hash;
 use clap::Args;
+use serde_json::json;
 
-use crate::common::{parse_hash, resolve_commit, StoreArg};
+use crate::common::{resolve_commit, StoreArg};
 use crate::error::CliResult;
+use crate::json;
+use crate::rev::{parse_rev, Rev};
 
 /// Arguments of `arbor audit`.
 #[derive(Args, Debug)]
 pub struct AuditArgs {
     #[command(flatten)]
     store: StoreArg,
-    /// Commit whose state is audited (default: head `main`, else the last commit).
-    #[arg(long, value_parser = parse_hash)]
-    commit: Option<Hash>,
+    /// Commit whose state is audited (a head name, a hash or unique hash prefix, or REV~N); default: head `main`, else the last commit.
+    #[arg(long, value_name = "REV", value_parser = parse_rev)]
+    commit: Option<Rev>,
     /// Audit every commit's objects, not one commit's state.
     #[arg(long, conflicts_with = "commit")]
     all: bool,
     /// zstd level for the compression ratio.
     #[arg(long, default_value_t = 3)]
     zstd_level: i32,
+    /// Print a JSON object instead of text.
+    #[arg(long)]
+    json: bool,
 }
 
 /// Record kinds in the order of `StoreStats::records`.
@@ -53,14 +58,37 @@ impl AuditArgs {
     /// Runs the audit and prints it.
     pub fn run(self, out: &mut dyn Write) -> CliResult {
         let store = self.store.open_read_only()?;
-        let stats = if self.all {
-            writeln!(out, "audit of every commit's objects")?;
-            store.stats()?
+        let (stats, commit) = if self.all {
+            (store.stats()?, None)
         } else {
-            let c = resolve_commit(&store, self.commit)?;
-            writeln!(out, "audit of the state of commit {c}")?;
-            store.stats_of(Some(&[c]))?
+            let c = resolve_commit(&store, self.commit.as_ref())?;
+            (store.stats_of(Some(&[c]))?, Some(c))
         };
+        if self.json {
+            let (raw, packed) = compression(&self.store.store.join("pack"), self.zstd_level)?;
+            let kinds: serde_json::Map<String, serde_json::Value> = KINDS
+                .iter()
+                .zip(stats.records.iter().zip(&stats.record_bytes))
+                .map(|(name, (n, b))| (name.replace(' ', "_"), json!({"count": n, "bytes": b})))
+                .collect();
+            let v = json!({
+                "commit": commit.as_ref().map(json::hash),
+                "all_commits": self.all,
+                "value_sizes_log2": stats.value_sizes,
+                "directory_fanout_log2": stats.dir_fanout,
+                "inlined_values": stats.inlined_values,
+                "separate_values": stats.separate_values,
+                "records": kinds,
+                "log_bytes": raw,
+                "zstd_level": self.zstd_level,
+                "zstd_bytes": packed,
+            });
+            return json::print(out, &v);
+        }
+        match commit {
+            None => writeln!(out, "audit of every commit's objects")?,
+            Some(c) => writeln!(out, "audit of the state of commit {c}")?,
+        }
         let values = stats.inlined_values + stats.separate_values;
         histogram(out, "content sizes", "bytes", &stats.value_sizes)?;
         let small: u64 = stats.value_sizes[..5].iter().sum();

@@ -93,7 +93,8 @@ pub struct BenchArgs {
     /// Where traces are cached and reports written.
     #[arg(long, default_value = "target/arbor-bench")]
     out: PathBuf,
-    /// Keep the store after the run (in OUT/store).
+    /// Keep the store after the run (in OUT/store; the next bench replaces it). A OUT/store
+    /// that bench did not make is never deleted: the run is refused instead.
     #[arg(long)]
     keep_store: bool,
     #[command(flatten)]
@@ -119,6 +120,63 @@ fn starts_with_irmin_magic(path: &Path) -> bool {
     let mut head = [0u8; 8];
     File::open(path).and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head)).is_ok()
         && &head == arbor_trace::irmin::IRMIN_MAGIC
+}
+
+/// The mean time per block of the blocks replayed so far, for the progress bar (one block's
+/// time in 64 told nothing: block times vary tenfold).
+#[derive(Debug, Default)]
+struct RunningMean {
+    /// Nanoseconds of all blocks so far.
+    sum_ns: u128,
+    /// Blocks so far.
+    n: u64,
+}
+
+impl RunningMean {
+    fn add(&mut self, ns: u64) {
+        self.sum_ns += u128::from(ns);
+        self.n += 1;
+    }
+
+    /// The mean in milliseconds (0 before the first block).
+    fn ms(&self) -> f64 {
+        if self.n == 0 {
+            0.0
+        } else {
+            self.sum_ns as f64 / self.n as f64 / 1e6
+        }
+    }
+}
+
+/// Beside `OUT/store`, says that `arbor bench` made it: only then may a later run delete it.
+const OWNED_MARK: &str = "store.made-by-arbor-bench";
+
+/// `OUT/store`, made ready for a fresh store: a store an earlier bench left (with
+/// `--keep-store` or after a crash) is deleted; anything else there is refused untouched.
+fn fresh_store_dir(out_dir: &Path) -> CliResult<PathBuf> {
+    let store = out_dir.join("store");
+    let mark = out_dir.join(OWNED_MARK);
+    if store.exists() {
+        if !mark.exists() {
+            return Err(CliError::failed(format!(
+                "{} exists and was not made by arbor bench: remove it yourself or choose another --out",
+                store.display()
+            )));
+        }
+        std::fs::remove_dir_all(&store)?;
+    }
+    // The mark goes first, so a run killed mid-way still owns what it left.
+    std::fs::write(&mark, "OUT/store was created by arbor bench, which deletes it at its next run\n")?;
+    Ok(store)
+}
+
+/// Deletes the store a bench made, then its mark.
+fn remove_own_store(out_dir: &Path) -> std::io::Result<()> {
+    let store = out_dir.join("store");
+    if store.exists() {
+        std::fs::remove_dir_all(&store)?;
+    }
+    std::fs::remove_file(out_dir.join(OWNED_MARK))
 }
 
 fn run_replay(
@@ -151,10 +209,13 @@ fn run_replay(
         gc_mode: if flags.gc_archive { GcMode::Archive } else { GcMode::Drop },
         ..ReplayOptions::default()
     };
+    let mut mean = RunningMean::default();
     let result = replay(reader, &store, &opts, |i, s| {
         bar.set_position(i + 1);
+        mean.add(s.time_ns);
+        // Redrawing costs; the mean covers every block all the same.
         if i % 64 == 0 {
-            bar.set_message(format!("{:.1} ms/block", s.time_ns as f64 / 1e6));
+            bar.set_message(format!("{:.1} ms/block (mean of {} blocks)", mean.ms(), mean.n));
         }
     });
     bar.finish_and_clear();
@@ -213,10 +274,7 @@ impl BenchArgs {
             generate(params, file).map_err(|e| CliError::failed(format!("generating the trace: {e}")))?;
             std::fs::rename(&tmp, &trace)?;
         }
-        let store_dir = self.out.join("store");
-        if store_dir.exists() {
-            std::fs::remove_dir_all(&store_dir)?;
-        }
+        let store_dir = fresh_store_dir(&self.out)?;
         if self.flags.json.is_none() {
             self.flags.json = Some(self.out.join("report.json"));
         }
@@ -227,8 +285,26 @@ impl BenchArgs {
         out.flush()?;
         let result = run_replay(&trace, &store_dir, None, &self.flags, out);
         if !self.keep_store {
-            let _ = std::fs::remove_dir_all(&store_dir);
+            if let Err(e) = remove_own_store(&self.out) {
+                eprintln!("arbor: could not remove {}: {e}", store_dir.display());
+            }
         }
         result.map(|_| ())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_progress_figure_is_the_mean_of_every_block() {
+        let mut m = RunningMean::default();
+        assert_eq!(m.ms(), 0.0);
+        for ns in [1_000_000, 3_000_000, 20_000_000] {
+            m.add(ns);
+        }
+        assert_eq!(m.n, 3);
+        assert!((m.ms() - 8.0).abs() < 1e-9, "{}", m.ms());
     }
 }

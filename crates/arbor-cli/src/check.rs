@@ -4,14 +4,20 @@ use std::io::Write;
 
 use clap::Args;
 
+use serde_json::json;
+
 use crate::common::StoreArg;
 use crate::error::{CliError, CliResult};
+use crate::json;
 
 /// Arguments of `arbor fsck`.
 #[derive(Args, Debug)]
 pub struct FsckArgs {
     #[command(flatten)]
     store: StoreArg,
+    /// Print a JSON object (`commits`, `objects`, `errors`) instead of text.
+    #[arg(long)]
+    json: bool,
 }
 
 impl FsckArgs {
@@ -20,14 +26,24 @@ impl FsckArgs {
     pub fn run(self, out: &mut dyn Write) -> CliResult {
         let store = self.store.open_read_only()?;
         let report = store.fsck();
-        writeln!(out, "commits  {}", report.commits)?;
-        writeln!(out, "objects  {}", report.objects)?;
-        writeln!(out, "errors   {}", report.errors.len())?;
+        if self.json {
+            let v = json!({
+                "commits": report.commits,
+                "objects": report.objects,
+                "errors": report.errors,
+                "errors_truncated": report.truncated,
+            });
+            json::print(out, &v)?;
+        } else {
+            writeln!(out, "commits  {}", report.commits)?;
+            writeln!(out, "objects  {}", report.objects)?;
+            writeln!(out, "errors   {}", report.errors.len())?;
+        }
         if report.errors.is_empty() {
             return Ok(());
         }
         // Each problem on its own stderr line so none is lost in one long message.
-        for e in &report.errors {
+        for e in report.errors.iter().filter(|_| !self.json) {
             eprintln!("arbor: fsck: {e}");
         }
         Err(CliError::failed(format!("fsck found {} errors in {}", report.errors.len(), store.dir().display())))
@@ -39,6 +55,9 @@ impl FsckArgs {
 pub struct StatsArgs {
     #[command(flatten)]
     store: StoreArg,
+    /// Print a JSON object instead of text.
+    #[arg(long)]
+    json: bool,
 }
 
 /// Names of the record kinds, in the order of `StoreStats::records`.
@@ -49,8 +68,27 @@ impl StatsArgs {
     pub fn run(self, out: &mut dyn Write) -> CliResult {
         let store = self.store.open_read_only()?;
         let s = store.stats()?;
+        if self.json {
+            let kinds: serde_json::Map<String, serde_json::Value> = RECORD_KINDS
+                .iter()
+                .zip(s.records.iter().zip(&s.record_bytes))
+                .map(|(name, (count, bytes))| (name.replace(' ', "_"), json!({"count": count, "bytes": bytes})))
+                .collect();
+            let v = json!({
+                "commits": s.commits,
+                "log_bytes": s.log_bytes,
+                "records": kinds,
+                "delta_records": s.delta_records,
+                "delta_bytes": s.delta_bytes,
+                "inlined_values": s.inlined_values,
+                "separate_values": s.separate_values,
+                "value_depths": s.depths,
+                "largest_directory_entries": s.max_dir_entries,
+            });
+            return json::print(out, &v);
+        }
         writeln!(out, "{:<20}{}", "commits", s.commits)?;
-        writeln!(out, "{:<20}{}", "log bytes", s.log_bytes)?;
+        writeln!(out, "{:<20}{} bytes", "log size", s.log_bytes)?;
         writeln!(out, "{:<20}{:>12}{:>16}", "objects", "count", "bytes")?;
         for (name, (count, bytes)) in RECORD_KINDS.iter().zip(s.records.iter().zip(&s.record_bytes)) {
             writeln!(out, "  {name:<18}{count:>12}{bytes:>16}")?;

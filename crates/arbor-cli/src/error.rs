@@ -61,7 +61,9 @@ impl From<arbor::Error> for CliError {
     /// Engine errors are failures (exit 1) except those only bad user input can cause.
     fn from(e: arbor::Error) -> CliError {
         match e {
-            arbor::Error::EmptyStep { .. } | arbor::Error::ValueTooLarge { .. } => CliError::usage(e.to_string()),
+            arbor::Error::EmptyStep { .. } | arbor::Error::PathTooDeep { .. } | arbor::Error::ValueTooLarge { .. } => {
+                CliError::usage(e.to_string())
+            }
             _ => CliError::failed(e.to_string()),
         }
     }

@@ -3,12 +3,15 @@
 use std::io::Write;
 use std::time::Instant;
 
-use arbor::{GcMode, Hash};
+use arbor::GcMode;
 use arbor_bench::metrics::dir_bytes;
 use clap::Args;
+use serde_json::json;
 
-use crate::common::{default_commit, parse_hash, StoreArg};
+use crate::common::{resolve_commit, StoreArg};
 use crate::error::{CliError, CliResult};
+use crate::json;
+use crate::rev::{parse_rev, Rev};
 
 /// Arguments of `arbor gc`.
 #[derive(Args, Debug)]
@@ -18,12 +21,16 @@ pub struct GcArgs {
     /// Commits of the head's chain to keep, the head included (first parents).
     #[arg(long, value_name = "N")]
     keep: u64,
-    /// The head to count from (default: head `main`, else the last commit).
-    #[arg(long, value_name = "HASH", value_parser = parse_hash)]
-    from: Option<Hash>,
+    /// The commit to count from: a head name, a hash or unique hash prefix, or REV~N
+    /// (default: head `main`, else the last commit).
+    #[arg(long, value_name = "REV", value_parser = parse_rev)]
+    from: Option<Rev>,
     /// Archive mode: move old history to the read-only lower layer instead of dropping it.
     #[arg(long)]
     archive: bool,
+    /// Print a JSON object instead of text.
+    #[arg(long)]
+    json: bool,
 }
 
 impl GcArgs {
@@ -32,12 +39,8 @@ impl GcArgs {
         if self.keep == 0 {
             return Err(CliError::usage("--keep must be at least 1 (the head itself)"));
         }
-        let store = self.store.open_writable()?;
-        let head = match self.from {
-            Some(h) => h,
-            None => default_commit(&store)
-                .ok_or_else(|| CliError::failed(format!("store {} has no commits", store.dir().display())))?,
-        };
+        let store = self.store.open_existing()?;
+        let head = resolve_commit(&store, self.from.as_ref())?;
         let keep_from = store.nth_ancestor(&head, self.keep)?;
         let mode = if self.archive { GcMode::Archive } else { GcMode::Drop };
         let before = dir_bytes(store.dir());
@@ -45,9 +48,26 @@ impl GcArgs {
         let r = store.gc_blocking(&keep_from, mode)?;
         let elapsed = started.elapsed();
         let after = dir_bytes(store.dir());
+        if self.json {
+            let v = json!({
+                "kept_from": json::hash(&keep_from),
+                "floor": r.floor,
+                "commits_dropped": r.commits_dropped,
+                "records_kept_below_floor": r.objects_kept,
+                "bytes_kept_below_floor": r.bytes_kept,
+                "bytes_scanned": r.bytes_scanned,
+                "bytes_freed": r.bytes_freed,
+                "disk_bytes_before": before,
+                "disk_bytes_after": after,
+                "seconds": elapsed.as_secs_f64(),
+                "copy_seconds": r.copy_time.as_secs_f64(),
+                "writer_pause_seconds": r.writer_pause.as_secs_f64(),
+            });
+            return json::print(out, &v);
+        }
         let mib = |b: u64| b as f64 / (1024.0 * 1024.0);
         writeln!(out, "{:<18}{keep_from}", "kept from")?;
-        writeln!(out, "{:<18}{}", "floor", r.floor)?;
+        writeln!(out, "{:<18}log offset {}", "floor", r.floor)?;
         writeln!(out, "{:<18}{}", "commits dropped", r.commits_dropped)?;
         writeln!(out, "{:<18}{} records, {:.1} MiB", "kept below floor", r.objects_kept, mib(r.bytes_kept))?;
         writeln!(out, "{:<18}{:.1} MiB", "scanned", mib(r.bytes_scanned))?;

@@ -5,46 +5,77 @@ use std::io::Write;
 
 use arbor::{CommitInfo, Hash};
 use clap::Args;
+use serde_json::json;
 
-use crate::common::{default_commit, parse_hash, StoreArg};
+use crate::common::{default_commit, resolve_commit, StoreArg};
 use crate::date::format_utc;
 use crate::error::{CliError, CliResult};
+use crate::json;
+use crate::rev::{parse_rev, Rev};
 
 /// Arguments of `arbor log`.
 #[derive(Args, Debug)]
 pub struct LogArgs {
     #[command(flatten)]
     store: StoreArg,
-    /// Start from this commit instead of head `main` (else the last commit).
-    #[arg(long, value_name = "HASH", value_parser = parse_hash)]
-    commit: Option<Hash>,
+    /// Start from this commit (a head name, a hash or unique hash prefix, or REV~N) instead of
+    /// head `main` (else the last commit).
+    #[arg(long, value_name = "REV", value_parser = parse_rev)]
+    commit: Option<Rev>,
+    /// Show at most N commits.
+    #[arg(short = 'n', long = "max-count", value_name = "N")]
+    max_count: Option<u64>,
+    /// Print a JSON array of commits (newest first) instead of text.
+    #[arg(long)]
+    json: bool,
 }
 
 impl LogArgs {
     /// Prints commits from the start through first parents, newest first.
     pub fn run(self, out: &mut dyn Write) -> CliResult {
         let store = self.store.open_read_only()?;
-        let mut next = match self.commit {
-            Some(h) if !store.contains(&h) => return Err(CliError::failed(format!("unknown commit {h}"))),
-            Some(h) => Some(h),
+        let mut next = match &self.commit {
+            Some(rev) => Some(rev.resolve(&store)?),
             // An empty store has an empty history: nothing to print, not an error.
             None => default_commit(&store),
         };
+        let mut entries = Vec::new();
         // Hashes make a cycle impossible in a sound store; the guard keeps a corrupt one
         // from looping forever.
         let mut seen = HashSet::new();
-        while let Some(hash) = next.filter(|h| seen.insert(*h)) {
+        let max = self.max_count.unwrap_or(u64::MAX);
+        while let Some(hash) = next.filter(|h| seen.len() < max as usize && seen.insert(*h)) {
             let info = store.commit_info(&hash)?;
-            write_log_entry(out, &info)?;
             next = match info.parents.first() {
                 // Parents need not be in the store (a store may start mid-chain); say where
                 // the history stops rather than failing.
                 Some(p) if !store.contains(p) => {
-                    writeln!(out, "(parent {p} is not in this store)")?;
-                    None
+                    let p = *p;
+                    entries.push((info, Some(p)));
+                    break;
                 }
                 first => first.copied(),
             };
+            entries.push((info, None));
+        }
+        if self.json {
+            let list: Vec<_> = entries
+                .iter()
+                .map(|(info, missing)| {
+                    let mut v = json::commit(info);
+                    if let Some(p) = missing {
+                        v["parent_not_in_store"] = json::hash(p);
+                    }
+                    v
+                })
+                .collect();
+            return json::print(out, &serde_json::Value::Array(list));
+        }
+        for (info, missing) in &entries {
+            write_log_entry(out, info)?;
+            if let Some(p) = missing {
+                writeln!(out, "(parent {p} is not in this store)")?;
+            }
         }
         Ok(())
     }
@@ -68,19 +99,27 @@ fn write_log_entry(out: &mut dyn Write, info: &CommitInfo) -> CliResult {
 pub struct ShowArgs {
     #[command(flatten)]
     store: StoreArg,
-    /// The commit (hex or Co…).
-    #[arg(value_parser = parse_hash)]
-    hash: Hash,
+    /// The commit: a head name, a hash or unique hash prefix, or REV~N; default: head `main`,
+    /// else the last commit.
+    #[arg(value_name = "REV", value_parser = parse_rev)]
+    rev: Option<Rev>,
+    /// Print a JSON object instead of text.
+    #[arg(long)]
+    json: bool,
 }
 
 impl ShowArgs {
     /// Prints a commit's metadata, one `label value` line each, hashes in both spellings.
     pub fn run(self, out: &mut dyn Write) -> CliResult {
         let store = self.store.open_read_only()?;
-        let info = match store.commit_info(&self.hash) {
+        let hash = resolve_commit(&store, self.rev.as_ref())?;
+        let info = match store.commit_info(&hash) {
             Err(arbor::Error::UnknownCommit(h)) => return Err(CliError::failed(format!("unknown commit {h}"))),
             other => other?,
         };
+        if self.json {
+            return json::print(out, &json::commit(&info));
+        }
         write_hash(out, "commit", &info.hash)?;
         write_hash(out, "tree", &info.tree)?;
         if info.parents.is_empty() {
@@ -114,6 +153,9 @@ fn write_hash(out: &mut dyn Write, label: &str, hash: &Hash) -> CliResult {
 pub struct HeadsArgs {
     #[command(flatten)]
     store: StoreArg,
+    /// Print a JSON array of `{"name", "commit"}` objects instead of text.
+    #[arg(long)]
+    json: bool,
 }
 
 impl HeadsArgs {
@@ -121,6 +163,13 @@ impl HeadsArgs {
     pub fn run(self, out: &mut dyn Write) -> CliResult {
         let store = self.store.open_read_only()?;
         let heads = store.heads();
+        if self.json {
+            let list: Vec<_> = heads
+                .iter()
+                .map(|(name, hash)| json!({"name": name, "commit": json::hash(hash), "commit_hex": hash.to_hex()}))
+                .collect();
+            return json::print(out, &serde_json::Value::Array(list));
+        }
         let width = heads.iter().map(|(n, _)| n.len()).max().unwrap_or(0);
         for (name, hash) in heads {
             writeln!(out, "{name:<width$}  {hash}")?;

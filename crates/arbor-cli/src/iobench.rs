@@ -10,6 +10,25 @@ use clap::Args;
 
 use crate::error::{CliError, CliResult};
 
+/// The least memory or store size the benchmark's size options accept: less cannot hold a
+/// context worth measuring (and is most likely a unit forgotten, `64` meant as 64 MiB).
+const MIN_SIZE: u64 = 1 << 20;
+
+/// Clap value parser for the size options: a number with its unit (K, M, G or T, powers of
+/// 1024; `KiB`, `MB`… accepted), at least 1 MiB. A bare number is refused: `64` read as 64
+/// bytes measured nonsense.
+pub fn parse_mem_size(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
+        return Err(format!("{text:?} has no unit: write it as {t}MiB, {t}GiB…"));
+    }
+    let n = parse_size(t)?;
+    if n < MIN_SIZE {
+        return Err(format!("{text:?} is {n} bytes: at least 1MiB is needed"));
+    }
+    Ok(n)
+}
+
 /// Parses a size: bytes, or a number with K/M/G/T (powers of 1024; `KiB`, `MB`… accepted).
 pub fn parse_size(text: &str) -> Result<u64, String> {
     let t = text.trim();
@@ -44,11 +63,11 @@ pub struct IobenchArgs {
     /// Write an HTML report with scatter plots here.
     #[arg(long, value_name = "FILE.html")]
     report: Option<PathBuf>,
-    /// Grow the store's log to this size (default: 8x --cache-size; quick: 2x).
-    #[arg(long, value_parser = parse_size)]
+    /// Grow the store's log to this size, with its unit (default: 8x --cache-size; quick: 2x).
+    #[arg(long, value_name = "SIZE", value_parser = parse_mem_size)]
     target_size: Option<u64>,
-    /// Memory to leave to the OS page cache.
-    #[arg(long, value_parser = parse_size)]
+    /// Memory to leave to the OS page cache, with its unit (`64MiB`, `4GiB`; at least 1MiB).
+    #[arg(long, value_name = "SIZE", value_parser = parse_mem_size)]
     cache_size: Option<u64>,
     /// How to limit the page cache: auto (cgroup, else ballast), cgroup, ballast, none.
     #[arg(long)]
@@ -65,8 +84,8 @@ pub struct IobenchArgs {
     /// Timed writes (each with a fsynced commit).
     #[arg(long)]
     writes: Option<usize>,
-    /// The engine's object cache during the measurements (default 16MiB).
-    #[arg(long, value_parser = parse_size)]
+    /// The engine's object cache during the measurements, with its unit (default 16MiB).
+    #[arg(long, value_name = "SIZE", value_parser = parse_mem_size)]
     engine_cache: Option<u64>,
     /// Longest warm-up, in seconds.
     #[arg(long)]
@@ -137,7 +156,7 @@ impl IobenchArgs {
 
 #[cfg(test)]
 mod tests {
-    use super::parse_size;
+    use super::{parse_mem_size, parse_size};
 
     #[test]
     fn sizes_parse() {
@@ -146,5 +165,15 @@ mod tests {
         assert_eq!(parse_size("1.5G"), Ok(3 << 29));
         assert_eq!(parse_size("2kb"), Ok(2048));
         assert!(parse_size("12 parsecs").is_err());
+    }
+
+    #[test]
+    fn size_options_need_a_unit_and_a_sensible_size() {
+        assert_eq!(parse_mem_size("64MiB"), Ok(64 << 20));
+        assert_eq!(parse_mem_size("1.5GiB"), Ok(3 << 29));
+        assert!(parse_mem_size("64").unwrap_err().contains("no unit"));
+        assert!(parse_mem_size("64KiB").unwrap_err().contains("at least 1MiB"));
+        assert!(parse_mem_size("0MiB").is_err());
+        assert!(parse_mem_size("lots").is_err());
     }
 }

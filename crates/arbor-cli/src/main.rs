@@ -16,9 +16,11 @@ mod gc;
 mod hex;
 mod inspect;
 mod iobench;
+mod json;
 mod ops;
 mod prove;
 mod read;
+mod rev;
 mod snapshot;
 mod trace;
 
@@ -68,7 +70,7 @@ struct Cli {
 /// The subcommands.
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Apply `add`/`remove` operations read from stdin and commit; prints the hash last.
+    /// Apply `add`/`remove` operations read from stdin and commit; prints the new hash alone.
     Commit(commit::CommitArgs),
     /// Print the value at a path, in hex (or as text with --text).
     Get(read::GetArgs),

@@ -12,6 +12,7 @@ use clap::{Args, ValueEnum};
 use crate::common::{parse_hash, parse_path, resolve_commit, StoreArg};
 use crate::error::{CliError, CliResult};
 use crate::hex;
+use crate::rev::{parse_rev, Rev};
 
 /// Arguments of `arbor prove`.
 #[derive(Args, Debug)]
@@ -19,9 +20,9 @@ use crate::hex;
 pub struct ProveArgs {
     #[command(flatten)]
     store: StoreArg,
-    /// Commit whose tree to prove in (hex or Co…); default: head `main`, else the last commit.
-    #[arg(long, value_name = "HASH", value_parser = parse_hash)]
-    commit: Option<Hash>,
+    /// Commit whose tree to prove in (a head name, a hash or unique hash prefix, or REV~N); default: head `main`, else the last commit.
+    #[arg(long, value_name = "REV", value_parser = parse_rev)]
+    commit: Option<Rev>,
     /// Write a stream proof (elements in the verifier's order) instead of a tree proof.
     #[arg(long)]
     stream: bool,
@@ -38,7 +39,7 @@ impl ProveArgs {
         }
         let paths = self.paths.iter().map(|p| parse_path(p)).collect::<CliResult<Vec<_>>>()?;
         let store = self.store.open_read_only()?;
-        let commit = resolve_commit(&store, self.commit)?;
+        let commit = resolve_commit(&store, self.commit.as_ref())?;
         let proof = store.prove(&commit, &paths)?;
         let bytes = if self.stream {
             encode_stream(&proof).map_err(|e| CliError::failed(format!("cannot stream the proof: {e}")))?

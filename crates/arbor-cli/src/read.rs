@@ -2,28 +2,29 @@
 
 use std::io::Write;
 
-use arbor::{Hash, Kind, Step, Tree};
+use arbor::{Kind, Step, Tree};
 use clap::Args;
 
-use crate::common::{parse_hash, parse_path, resolve_commit, show_path, StoreArg};
+use crate::common::{parse_path, resolve_commit, show_path, StoreArg};
 use crate::error::{CliError, CliResult};
 use crate::hex;
+use crate::rev::{parse_rev, Rev};
 
 /// The commit and path a read command looks at, shared by `get` and `ls`.
 #[derive(Args, Debug)]
 struct Target {
     #[command(flatten)]
     store: StoreArg,
-    /// Commit to read (hex or Co…); default: head `main`, else the last commit.
-    #[arg(long, value_name = "HASH", value_parser = parse_hash)]
-    commit: Option<Hash>,
+    /// Commit to read (a head name, a hash or unique hash prefix, or REV~N); default: head `main`, else the last commit.
+    #[arg(long, value_name = "REV", value_parser = parse_rev)]
+    commit: Option<Rev>,
 }
 
 impl Target {
     /// Opens the store read-only and checks out the commit's tree.
     fn tree(&self) -> CliResult<Tree> {
         let store = self.store.open_read_only()?;
-        let hash = resolve_commit(&store, self.commit)?;
+        let hash = resolve_commit(&store, self.commit.as_ref())?;
         Ok(store.checkout(&hash)?)
     }
 }

@@ -7,11 +7,14 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use arbor::snapshot::{self, Counts};
-use arbor::{Config, Hash, Store};
+use arbor::Config;
 use clap::{Args, Subcommand};
+use serde_json::json;
 
-use crate::common::{parse_hash, resolve_commit, StoreArg};
+use crate::common::{resolve_commit, StoreArg};
 use crate::error::CliResult;
+use crate::json;
+use crate::rev::{parse_rev, Rev};
 
 /// Object cache of the store while exporting or importing: both touch each record about once,
 /// so the default 512 MiB would only raise the peak RSS.
@@ -49,23 +52,31 @@ impl SnapshotArgs {
 struct ExportArgs {
     #[command(flatten)]
     store: StoreArg,
-    /// Commit to export (hex or Co…); default: head `main`, else the last commit.
-    #[arg(long, value_name = "HASH", value_parser = parse_hash)]
-    commit: Option<Hash>,
+    /// Commit to export (a head name, a hash or unique hash prefix, or REV~N); default: head `main`, else the last commit.
+    #[arg(long, value_name = "REV", value_parser = parse_rev)]
+    commit: Option<Rev>,
     /// The snapshot file to write (replaced if it exists; written to FILE.tmp, then renamed).
     #[arg(long, value_name = "FILE")]
     out: PathBuf,
+    /// Print a JSON object instead of text.
+    #[arg(long)]
+    json: bool,
 }
 
 impl ExportArgs {
     fn run(self, out: &mut dyn Write) -> CliResult {
         // Every record is read once: a large cache would only hold memory.
-        let config = Config { read_only: true, cache_bytes: CACHE_BYTES, ..Config::default() };
-        let store = Store::open_with(&self.store.store, config)?;
-        let commit = resolve_commit(&store, self.commit)?;
+        let store = self.store.open_read_only_with(Config { cache_bytes: CACHE_BYTES, ..Config::default() })?;
+        let commit = resolve_commit(&store, self.commit.as_ref())?;
         let start = Instant::now();
         let stats = snapshot::export_file(&store, &commit, &self.out)?;
         let took = start.elapsed();
+        if self.json {
+            let mut v = counts_json(&stats.counts, stats.file_bytes, took);
+            v["commit"] = json::hash(&commit);
+            v["file"] = json!(self.out.display().to_string());
+            return json::print(out, &v);
+        }
         writeln!(out, "commit      {commit}")?;
         writeln!(out, "file        {} ({} bytes)", self.out.display(), stats.file_bytes)?;
         report(out, &stats.counts, stats.file_bytes, took)
@@ -80,17 +91,27 @@ struct ImportArgs {
     /// The snapshot file to read.
     #[arg(value_name = "FILE")]
     file: PathBuf,
+    /// Print a JSON object instead of text.
+    #[arg(long)]
+    json: bool,
 }
 
 impl ImportArgs {
     fn run(self, out: &mut dyn Write) -> CliResult {
         // Import re-reads only what it just wrote: a small cache suffices.
-        let store = Store::open_with(&self.store.store, Config { cache_bytes: CACHE_BYTES, ..Config::default() })?;
+        let (store, created) = self.store.open_or_create(Config { cache_bytes: CACHE_BYTES, ..Config::default() })?;
         let start = Instant::now();
-        let stats = snapshot::import_file(&store, &self.file)?;
-        // Durable before it is reported, with a recovery point after the bulk write.
-        store.close()?;
+        // A refused import into a new store leaves no empty store behind; a kept one is
+        // closed (durable, with a recovery point after the bulk write) before it is reported.
+        let stats = created.guard(store, |store| Ok(snapshot::import_file(store, &self.file)?))?;
         let took = start.elapsed();
+        if self.json {
+            let mut v = counts_json(&stats.counts, stats.file_bytes, took);
+            v["commit"] = json::hash(&stats.commit);
+            v["file"] = json!(self.file.display().to_string());
+            v["written"] = json!(stats.written);
+            return json::print(out, &v);
+        }
         writeln!(out, "file        {} ({} bytes)", self.file.display(), stats.file_bytes)?;
         report(out, &stats.counts, stats.file_bytes, took)?;
         if !stats.written {
@@ -99,6 +120,19 @@ impl ImportArgs {
         writeln!(out, "{}", stats.commit)?;
         Ok(())
     }
+}
+
+/// The tree's counts and the run's figures as JSON.
+fn counts_json(c: &Counts, file_bytes: u64, took: Duration) -> serde_json::Value {
+    json!({
+        "file_bytes": file_bytes,
+        "values": c.values,
+        "value_bytes": c.value_bytes,
+        "directories": c.dirs,
+        "stream_bytes": c.stream_bytes,
+        "blocks": c.blocks,
+        "seconds": took.as_secs_f64(),
+    })
 }
 
 /// Prints the tree's counts and the throughput of the run.

@@ -91,6 +91,13 @@ pub enum Error {
         /// Index of the empty step in the path.
         index: usize,
     },
+    /// A path has more steps than [`crate::path::MAX_PATH_STEPS`].
+    PathTooDeep {
+        /// Steps of the path.
+        steps: usize,
+        /// The most steps a path may have.
+        max: usize,
+    },
     /// A value is larger than the configured maximum.
     ValueTooLarge {
         /// The value's length.
@@ -151,7 +158,8 @@ impl std::fmt::Display for Error {
             }
             Error::UnknownCommit(h) => write!(f, "unknown commit {h}"),
             Error::EmptyStep { index } => write!(f, "path step {index} is empty"),
-            Error::ValueTooLarge { len, max } => write!(f, "value of {len} bytes exceeds the maximum of {max}"),
+            Error::PathTooDeep { steps, max } => write!(f, "path of {steps} steps exceeds the maximum of {max} steps"),
+            Error::ValueTooLarge { len, max } => write!(f, "value of {len} bytes exceeds the maximum of {max} bytes"),
             Error::UnsupportedVersion { file, found, supported } => {
                 write!(f, "{} has format version {found}; this build reads version {supported}", file.display())
             }

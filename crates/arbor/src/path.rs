@@ -11,18 +11,29 @@ use crate::error::{Error, Result};
 /// allocates (measured: 22 bytes inline spilled most ids and cost ~7% of replay time).
 pub type Step = SmallVec<[u8; 46]>;
 
-/// Splits a `/`-separated path into steps, ignoring a leading or trailing `/`.
+/// The most steps a path may have.
 ///
-/// `""` and `"/"` are the empty path (the root). An empty step in the middle
-/// (`a//b`) is an error, as Tezos keys never have one.
+/// Tezos keys are short (`data/contracts/index/<id>/<field>` has 5 steps, big-map entries 7;
+/// the paths a mainnet block reads average under 7), so this is far above any real key. It
+/// bounds the depth of a tree, hence of every walk over one: a commit of a path of 8,000 steps
+/// used to overflow the stack. Paths longer than this are refused with
+/// [`Error::PathTooDeep`].
+pub const MAX_PATH_STEPS: usize = 1024;
+
+/// Splits a `/`-separated path into steps.
+///
+/// `""` and `"/"` are the empty path (the root). Any other empty step is an error: doubled
+/// (`a//b`), leading (`/a`) or trailing (`a/`), as Tezos keys never have one and a path that
+/// silently loses a step may name another key than meant. More than [`MAX_PATH_STEPS`] steps
+/// is an error too.
 pub fn parse_path(text: &str) -> Result<Vec<Step>> {
-    let trimmed = text.strip_prefix('/').unwrap_or(text);
-    let trimmed = trimmed.strip_suffix('/').unwrap_or(trimmed);
-    if trimmed.is_empty() {
+    if text.is_empty() || text == "/" {
         return Ok(Vec::new());
     }
-    trimmed
-        .split('/')
+    // Counted before splitting, so a huge path is refused without building its steps.
+    let steps = text.bytes().filter(|&b| b == b'/').count() + 1;
+    check_depth(steps)?;
+    text.split('/')
         .enumerate()
         .map(
             |(index, s)| {
@@ -36,12 +47,21 @@ pub fn parse_path(text: &str) -> Result<Vec<Step>> {
         .collect()
 }
 
-/// Checks that every step of a path is non-empty.
+/// Checks that a path has at most [`MAX_PATH_STEPS`] steps and every step is non-empty.
 pub(crate) fn check_path<S: AsRef<[u8]>>(path: &[S]) -> Result<()> {
+    check_depth(path.len())?;
     match path.iter().position(|s| s.as_ref().is_empty()) {
         Some(index) => Err(Error::EmptyStep { index }),
         None => Ok(()),
     }
+}
+
+/// Refuses a path of more than [`MAX_PATH_STEPS`] steps.
+fn check_depth(steps: usize) -> Result<()> {
+    if steps > MAX_PATH_STEPS {
+        return Err(Error::PathTooDeep { steps, max: MAX_PATH_STEPS });
+    }
+    Ok(())
 }
 
 /// Renders steps as a `/`-separated path, escaping non-UTF-8 steps as hex.
@@ -72,10 +92,28 @@ mod tests {
     fn parses_and_rejects_empty_steps() {
         assert!(parse_path("").unwrap().is_empty());
         assert!(parse_path("/").unwrap().is_empty());
-        let p = parse_path("/data/contracts/global_counter").unwrap();
+        let p = parse_path("data/contracts/global_counter").unwrap();
         assert_eq!(p.len(), 3);
         assert_eq!(&p[2][..], b"global_counter");
         assert!(matches!(parse_path("a//b"), Err(Error::EmptyStep { index: 1 })));
+        assert!(matches!(parse_path("/a"), Err(Error::EmptyStep { index: 0 })));
+        assert!(matches!(parse_path("a/"), Err(Error::EmptyStep { index: 1 })));
+        assert!(matches!(parse_path("//"), Err(Error::EmptyStep { index: 0 })));
         assert!(matches!(check_path(&[b"a".as_slice(), b""]), Err(Error::EmptyStep { index: 1 })));
+    }
+
+    #[test]
+    fn refuses_paths_deeper_than_the_maximum() {
+        let at_max = vec!["s"; MAX_PATH_STEPS];
+        assert_eq!(parse_path(&at_max.join("/")).unwrap().len(), MAX_PATH_STEPS);
+        assert!(check_path(&at_max).is_ok());
+        let over = vec!["s"; MAX_PATH_STEPS + 1];
+        let max = MAX_PATH_STEPS;
+        assert!(
+            matches!(parse_path(&over.join("/")), Err(Error::PathTooDeep { steps, max: m }) if steps == max + 1 && m == max)
+        );
+        assert!(matches!(check_path(&over), Err(Error::PathTooDeep { .. })));
+        // The library refuses it too, before any recursion.
+        assert!(matches!(crate::Tree::empty().add(&over, b"x"), Err(Error::PathTooDeep { .. })));
     }
 }

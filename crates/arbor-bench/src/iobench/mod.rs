@@ -1,10 +1,10 @@
 //! `arbor iobench`: the storage-gas cost model of seed 003, measured on arbor.
 //!
-//! The method (seed 003, "New IO benchmarks"): grow a realistic context ([`grow`]), restrict
+//! The method (seed 003, "New IO benchmarks"): grow a realistic context ([`grow`](mod@grow)), restrict
 //! the memory left to the OS page cache ([`cache_limit`]), evict the store's pages and warm
 //! the cache with random reads ([`evict`], [`sample::warm_up`]), then time single random reads
 //! and single random writes each followed by a fsynced commit ([`sample`]), and fit
-//! `cost = a·path_length + b·nbytes + c` to each by least squares ([`fit`]). The engine's own
+//! `cost = a·path_length + b·nbytes + c` to each by least squares ([`fit`](mod@fit)). The engine's own
 //! cache is kept small (16 MiB by default) so that the OS page cache is what is measured.
 //!
 //! Costs are in nanoseconds; with Tezos' 1 gas = 1 µs, one milligas is one nanosecond, so

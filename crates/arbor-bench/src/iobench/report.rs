@@ -1,5 +1,5 @@
 //! The run as files and text: JSON (everything, samples included), a self-contained HTML page
-//! (see [`super::html`]), and a plain-text summary beside seed 003's figures.
+//! (see the `html` module), and a plain-text summary beside seed 003's figures.
 
 use std::fmt::Write as _;
 use std::fs::File;
@@ -60,6 +60,45 @@ pub fn formula(f: &Fit) -> String {
     )
 }
 
+/// Below this R², a fit explains too little of the times to price anything: it is printed with
+/// a warning instead of as a cost model.
+pub const MIN_R2: f64 = 0.5;
+
+/// The warning printed under a fit whose R² is under [`MIN_R2`], if it is.
+pub fn low_r2_warning(f: &Fit) -> Option<String> {
+    (f.r2 < MIN_R2).then(|| {
+        format!(
+            "warning: R² {:.3} is under {MIN_R2}: path length and size explain little of these times, so this fit prices nothing; see the cached and storage clusters apart",
+            f.r2
+        )
+    })
+}
+
+/// The samples served from the page cache and those fetched from storage, apart: their times
+/// form two clusters that one fit blurs. `None` when either cluster is empty.
+pub fn clusters(m: &Model) -> Option<String> {
+    let mut cached: Vec<f64> = Vec::new();
+    let mut storage: Vec<f64> = Vec::new();
+    for smp in &m.samples {
+        if smp.disk_read_bytes > 0 { &mut storage } else { &mut cached }.push(smp.ns as f64);
+    }
+    if cached.is_empty() || storage.is_empty() {
+        return None;
+    }
+    cached.sort_by(f64::total_cmp);
+    storage.sort_by(f64::total_cmp);
+    let q = super::fit::quantile;
+    Some(format!(
+        "cached: n {} p50 {} ns p95 {} ns; from storage: n {} p50 {} ns p95 {} ns",
+        cached.len(),
+        num(q(&cached, 0.5)),
+        num(q(&cached, 0.95)),
+        storage.len(),
+        num(q(&storage, 0.5)),
+        num(q(&storage, 0.95))
+    ))
+}
+
 fn model_lines(s: &mut String, m: &Model) {
     let _ = writeln!(
         s,
@@ -85,6 +124,9 @@ fn model_lines(s: &mut String, m: &Model) {
                 num(q.p95),
                 if f.dropped.is_empty() { String::new() } else { format!("; constant, left out: {:?}", f.dropped) }
             );
+            if let Some(w) = low_r2_warning(f) {
+                let _ = writeln!(s, "       {w}");
+            }
         }
         None => {
             let _ = writeln!(s, "       no fit (no samples)");
@@ -107,6 +149,9 @@ fn model_lines(s: &mut String, m: &Model) {
         })
         .collect();
     let _ = writeln!(s, "       by path length: {}", rows.join("; "));
+    if let Some(c) = clusters(m) {
+        let _ = writeln!(s, "       {c}");
+    }
     if let Some(f) = &m.fit_by_path_bytes {
         let _ = writeln!(
             s,
@@ -198,5 +243,35 @@ mod tests {
         assert_eq!(num(-1_234_567.4), "-1,234,567");
         assert_eq!(num(1.5), "1.50");
         assert_eq!(num(100.0), "100");
+    }
+
+    fn sample(path_length: u64, nbytes: u64, ns: u64, disk_read_bytes: u64) -> crate::iobench::sample::Sample {
+        crate::iobench::sample::Sample { path_length, path_bytes: 10 * path_length, nbytes, ns, disk_read_bytes }
+    }
+
+    #[test]
+    fn a_fit_that_explains_little_is_flagged_and_the_clusters_shown_apart() {
+        // Times that path length and size do not explain: cached reads at ~2 µs, reads from
+        // storage at ~80 µs, whatever the path.
+        let samples: Vec<_> = (0..200u64)
+            .map(|i| {
+                if i % 3 == 0 {
+                    sample(3 + i % 5, 8 + i % 7, 80_000 + i % 11, 4096)
+                } else {
+                    sample(3 + i % 5, 8 + i % 7, 2_000 + i % 13, 0)
+                }
+            })
+            .collect();
+        let mut text = String::new();
+        model_lines(&mut text, &Model::new("reads", samples, 0));
+        assert!(text.contains("warning: R²"), "{text}");
+        assert!(text.contains("cached: n 133") && text.contains("from storage: n 67"), "{text}");
+
+        // Times a line explains: no warning, and one cluster only.
+        let samples: Vec<_> =
+            (0..200u64).map(|i| sample(1 + i % 9, 8 + i % 7, 1_000 * (1 + i % 9) + 3 * (8 + i % 7), 0)).collect();
+        let mut text = String::new();
+        model_lines(&mut text, &Model::new("reads", samples, 0));
+        assert!(!text.contains("warning") && !text.contains("from storage: n"), "{text}");
     }
 }

@@ -8,7 +8,7 @@
 //!
 //! Both directions bound memory by the depth of the tree, not its size: export walks the
 //! stored tree lazily, one directory's inode path at a time; import writes each finished
-//! sub-directory to the log with [`Store::persist`] and keeps only the path being built.
+//! sub-directory to the log with [`crate::Store::persist`] and keeps only the path being built.
 //! Import trusts nothing in the file: it rebuilds the tree, checks its hash against the
 //! header and the commit hash against the store's commit before reporting success.
 //!

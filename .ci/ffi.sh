@@ -10,7 +10,7 @@ need=()
 command -v cc >/dev/null 2>&1 || need+=(gcc libc6-dev make)
 command -v make >/dev/null 2>&1 || need+=(make)
 command -v valgrind >/dev/null 2>&1 || need+=(valgrind)
-command -v ocamlfind >/dev/null 2>&1 || need+=(ocaml-nox ocaml-findlib)
+command -v ocamlopt >/dev/null 2>&1 || need+=(ocaml-nox)
 command -v dune >/dev/null 2>&1 || need+=(ocaml-dune)
 if ((${#need[@]})); then
   echo "== ffi: installing ${need[*]}"
@@ -37,3 +37,9 @@ echo "== ffi: C tests under AddressSanitizer and UBSan"
 make -s -C bindings/c/tests LIB="$root/target/release" INCLUDE="$root/crates/arbor-ffi/include" \
   OUT="$work/c_tests_asan" SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"
 "$work/c_tests_asan" "$work/trace.txt"
+
+echo "== ffi: OCaml binding (dune) and its tests, under valgrind"
+export ARBOR_LIB_DIR="$root/target/release" ARBOR_INCLUDE_DIR="$root/crates/arbor-ffi/include"
+(cd bindings/ocaml && ARBOR_TRACE="$work/trace.txt" dune test --root . 2>&1)
+valgrind -q --error-exitcode=3 --leak-check=full --show-leak-kinds=definite --errors-for-leak-kinds=definite \
+  --suppressions=bindings/ocaml/test/valgrind.supp bindings/ocaml/_build/default/test/test_arbor.exe "$work/trace.txt"

@@ -523,6 +523,22 @@ enum ArborStatus arbor_store_refresh(const struct ArborStore *store, size_t *new
 // `store` must be a live handle.
 enum ArborStatus arbor_store_flush(const struct ArborStore *store);
 
+// The hash a commit of a tree with this hash, these parents and metadata would have, without
+// writing anything (Tezos `Context.hash`), in `*commit`.
+//
+// # Safety
+// `tree` valid; `parents` must hold `n_parents` hashes (NULL if 0); `author` and `message`
+// must hold their lengths in bytes (NULL if 0); `commit` writable.
+enum ArborStatus arbor_commit_hash(const struct ArborHash *tree,
+                                   const struct ArborHash *parents,
+                                   size_t n_parents,
+                                   int64_t date,
+                                   const uint8_t *author,
+                                   size_t author_len,
+                                   const uint8_t *message,
+                                   size_t message_len,
+                                   struct ArborHash *commit);
+
 // Stores in `*tree` a new handle on the empty directory, tied to no store, hashed with the
 // Tezos inode shape (Tezos `Tree.empty`); it can be committed to any Tezos-shaped store.
 //

@@ -187,14 +187,8 @@ pub unsafe extern "C" fn arbor_commit(
         // SAFETY: caller's contract.
         let (author, message) =
             unsafe { (bytes(author, author_len, "author")?, bytes(message, message_len, "message")?) };
-        let parents: Vec<Hash> = if n_parents == 0 {
-            Vec::new()
-        } else if parents.is_null() {
-            return Err(Failure::null("parents"));
-        } else {
-            // SAFETY: non-NULL and `n_parents` hashes by the caller's contract.
-            unsafe { std::slice::from_raw_parts(parents, n_parents) }.iter().map(|h| Hash::from(*h)).collect()
-        };
+        // SAFETY: caller's contract.
+        let parents = unsafe { hashes(parents, n_parents) }?;
         let (h, _) = s.0.commit_with_stats(&t.0, &parents, date, author, message)?;
         o.write(h.into());
         Ok(())
@@ -334,4 +328,50 @@ pub unsafe extern "C" fn arbor_store_flush(store: *const ArborStore) -> ArborSta
         unsafe { arg(store, "store") }?.0.flush()?;
         Ok(())
     })
+}
+
+/// The hash a commit of a tree with this hash, these parents and metadata would have, without
+/// writing anything (Tezos `Context.hash`), in `*commit`.
+///
+/// # Safety
+/// `tree` valid; `parents` must hold `n_parents` hashes (NULL if 0); `author` and `message`
+/// must hold their lengths in bytes (NULL if 0); `commit` writable.
+#[no_mangle]
+pub unsafe extern "C" fn arbor_commit_hash(
+    tree: *const ArborHash,
+    parents: *const ArborHash,
+    n_parents: usize,
+    date: i64,
+    author: *const u8,
+    author_len: usize,
+    message: *const u8,
+    message_len: usize,
+    commit: *mut ArborHash,
+) -> ArborStatus {
+    guard("arbor_commit_hash", || {
+        // SAFETY: caller's contract, for each argument.
+        let (t, o) = unsafe { (arg(tree, "tree")?, out(commit, "commit")?) };
+        // SAFETY: caller's contract.
+        let (author, message) =
+            unsafe { (bytes(author, author_len, "author")?, bytes(message, message_len, "message")?) };
+        // SAFETY: caller's contract.
+        let parents = unsafe { hashes(parents, n_parents) }?;
+        o.write(arbor_core::commit_hash(&Hash::from(*t), &parents, date, author, message).into());
+        Ok(())
+    })
+}
+
+/// The `n` hashes at `p` (NULL allowed when `n` is 0).
+///
+/// # Safety
+/// `p` must point to `n` hashes, or be NULL.
+unsafe fn hashes(p: *const ArborHash, n: usize) -> Result<Vec<Hash>, Failure> {
+    if n == 0 {
+        return Ok(Vec::new());
+    }
+    if p.is_null() {
+        return Err(Failure::null("parents"));
+    }
+    // SAFETY: non-NULL and `n` hashes by the caller's contract.
+    Ok(unsafe { std::slice::from_raw_parts(p, n) }.iter().map(|h| Hash::from(*h)).collect())
 }

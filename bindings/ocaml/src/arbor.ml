@@ -86,6 +86,7 @@ end
 
 module Tree = struct
   let empty (_ : t) = Raw.empty ()
+  let empty_detached () = Raw.empty ()
   let is_empty = Raw.is_empty
   let kind t = if Raw.is_value t then `Value else `Tree
   let to_value = Raw.to_value

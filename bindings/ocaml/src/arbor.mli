@@ -98,6 +98,10 @@ val set_tree : t -> tree -> t
 (** Trees, as Octez's [Context.Tree]. *)
 module Tree : sig
   val empty : t -> tree
+
+  val empty_detached : unit -> tree
+  (** The empty tree tied to no store (Tezos inode shape); it can be committed to any store. *)
+
   val is_empty : tree -> bool
   val kind : tree -> [ `Value | `Tree ]
   val to_value : tree -> value option

@@ -91,6 +91,13 @@ pub unsafe extern "C" fn arbor_bytes_free(bytes: ArborBytes) {
 #[derive(Debug, Clone)]
 pub struct ArborTree(pub(crate) Tree);
 
+impl From<Tree> for ArborTree {
+    /// Wraps a tree of the Rust API (for Rust code handing trees to C).
+    fn from(t: Tree) -> Self {
+        ArborTree(t)
+    }
+}
+
 /// The bytes of a borrowed slice argument.
 ///
 /// # Safety

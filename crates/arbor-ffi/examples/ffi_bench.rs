@@ -1,4 +1,4 @@
-//! Operations per second of `find` and `add` through the Rust API and through the C ABI (its
+//! Operations per second of `find`, `add` and (O(1), the cost of a crossing) `hash` through the Rust API and through the C ABI (its
 //! extern functions called from Rust), on the same in-memory tree as bindings/c/bench and
 //! bindings/ocaml/bench build: `ffi_bench [values] [operations]`. A benchmark, not a test.
 //!
@@ -33,6 +33,12 @@ fn main() {
         base.find(&["data", "contracts", "index", &id((j * 7919) % n), "balance"]).expect("find");
     }
 
+    // An O(1) call: what a crossing costs by itself.
+    let start = Instant::now();
+    for _ in 0..m {
+        std::hint::black_box(std::hint::black_box(&base).hash());
+    }
+    report("rust hash (O(1))", m, start.elapsed().as_secs_f64());
     let start = Instant::now();
     let mut found = 0u64;
     for j in 0..m {
@@ -57,6 +63,14 @@ fn main() {
         let s = |x: &str| ArborSlice { ptr: x.as_ptr(), len: x.len() };
         [s("data"), s("contracts"), s("index"), ArborSlice { ptr: k.as_ptr(), len: k.len() }, s("balance")]
     };
+    let start = Instant::now();
+    let mut h = ArborHash { bytes: [0; 32] };
+    for _ in 0..m {
+        // SAFETY: valid handle and output.
+        let s = unsafe { arbor_tree_hash(std::hint::black_box(handle), &mut h) };
+        assert!(s == ArborStatus::Ok);
+    }
+    report("C ABI hash (from Rust)", m, start.elapsed().as_secs_f64());
     let start = Instant::now();
     for j in 0..m {
         let k = id((j * 7919) % n);
@@ -87,7 +101,6 @@ fn main() {
         cur = next;
     }
     report("C ABI add (from Rust)", m, start.elapsed().as_secs_f64());
-    let mut h = ArborHash { bytes: [0; 32] };
     // SAFETY: valid handle and output.
     unsafe { arbor_tree_hash(cur, &mut h) };
     println!("after adds: {}", arbor::Hash::from(h.bytes));

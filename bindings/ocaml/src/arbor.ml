@@ -29,6 +29,7 @@ type depth = [ `Eq of int | `Le of int | `Lt of int | `Ge of int | `Gt of int ]
 
 external open_store : string -> bool -> int -> int -> index = "arbor_ml_open"
 external close : index -> unit = "arbor_ml_close"
+external sync : index -> int = "arbor_ml_refresh"
 external store_empty : index -> tree = "arbor_ml_store_empty"
 external checkout_tree : index -> string -> tree option = "arbor_ml_checkout"
 external exists : index -> Hash.t -> bool = "arbor_ml_exists"

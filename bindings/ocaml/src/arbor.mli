@@ -43,6 +43,10 @@ val init : ?readonly:bool -> ?cache_bytes:int -> ?sync_interval_ms:int -> string
 val close : index -> unit
 (** Syncs and closes; trees already obtained stay readable. Closing twice does nothing. *)
 
+val sync : index -> int
+(** For a read-only index beside a writer: picks up the commits written since it was opened or
+    last synced, and returns how many (Octez [Context.sync]). *)
+
 val empty : index -> t
 (** The empty context of the store, with no parent. *)
 

@@ -172,6 +172,13 @@ value arbor_ml_close(value store) {
   CAMLreturn(Val_unit);
 }
 
+value arbor_ml_refresh(value store) {
+  CAMLparam1(store);
+  size_t n = 0;
+  OK(arbor_store_refresh(store_of(store), &n));
+  CAMLreturn(Val_long(n));
+}
+
 value arbor_ml_store_empty(value store) {
   CAMLparam1(store);
   ArborTree *t;

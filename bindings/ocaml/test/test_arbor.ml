@@ -99,6 +99,16 @@ let api () =
   (match Arbor.init dir with
   | _ -> fail "a second writer must be refused"
   | exception Arbor.Error ("locked", _) -> ());
+  let reader = Arbor.init ~readonly:true dir in
+  ignore (Arbor.sync reader);
+  check "read-only sees the commit" (Arbor.exists reader h);
+  let h2 = Arbor.commit ~time:6L (Arbor.add (Arbor.checkout_exn index h) [ "n" ] (b "2")) in
+  check "not yet synced" (not (Arbor.exists reader h2));
+  check "sync" (Arbor.sync reader = 1 && Arbor.exists reader h2);
+  (match Arbor.commit ~time:7L (Arbor.checkout_exn reader h2) with
+  | _ -> fail "a read-only index must refuse commits"
+  | exception Arbor.Error ("read-only", _) -> ());
+  Arbor.close reader;
   (match Arbor.commit_info index zero with
   | _ -> fail "unknown commit info"
   | exception Arbor.Error ("unknown commit", _) -> ());

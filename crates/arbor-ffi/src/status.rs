@@ -81,7 +81,7 @@ impl From<Error> for Failure {
             Error::Io { .. } => ArborStatus::Io,
             Error::Corrupt { .. } => ArborStatus::Corrupt,
             Error::UnknownCommit(_) => ArborStatus::UnknownCommit,
-            Error::EmptyStep { .. } => ArborStatus::BadPath,
+            Error::EmptyStep { .. } | Error::PathTooDeep { .. } => ArborStatus::BadPath,
             Error::ValueTooLarge { .. } => ArborStatus::ValueTooLarge,
             Error::UnsupportedVersion { .. } => ArborStatus::UnsupportedVersion,
             Error::Locked { .. } => ArborStatus::Locked,

@@ -195,12 +195,14 @@ fn apply(
                 })?;
                 check("fold", path, *result, visited)
             }
-            Body::Copy(to) => block.with_steps(to, |to| match tree.find_tree(path)? {
-                // The source of a recorded copy existed; its absence is a divergence.
-                None => Ok(Err(format!("copy {} to {}: the source is absent", show(path), show(to)))),
-                Some(sub) => {
-                    tree.add_tree_mut(to, &sub)?;
-                    Ok(Ok(false))
+            Body::Copy(to) => block.with_steps(to, |to| -> Result<Result<bool, String>, arbor::Error> {
+                match tree.find_tree(path)? {
+                    // The source of a recorded copy existed; its absence is a divergence.
+                    None => Ok(Err(format!("copy {} to {}: the source is absent", show(path), show(to)))),
+                    Some(sub) => {
+                        tree.add_tree_mut(to, &sub)?;
+                        Ok(Ok(false))
+                    }
                 }
             })?,
         })

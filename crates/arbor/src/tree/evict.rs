@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use arbor_core::ChildKind;
 
-use super::node::{Dir, DirBody, DiskPtr, Evicted, IPtr, Inode, InodeBody, Ptr, Source};
+use super::node::{Dir, DirBody, DiskPtr, Evicted, IPtr, Inode, InodeBody, Persisted, Ptr, Source};
 
 /// Evicts, below the directory `root`, every written node last written before commit
 /// `keep_from`. Nodes another tree still shares cannot change in place: they stay, and so
@@ -23,10 +23,19 @@ pub(crate) fn evict(root: &mut Ptr, keep_from: u32, source: &dyn Source) -> u64 
     }
 }
 
+/// Whether a node written at `written` stays in memory (it is too recent to evict, or not
+/// written at all); its values then stay with it.
+fn stays(written: Option<Persisted>, keep_from: u32) -> bool {
+    written.is_none_or(|p| p.seq >= keep_from)
+}
+
 /// Evicts below a directory; returns the nodes that stay in memory below it.
 fn evict_in_dir(d: &mut Dir, keep_from: u32, source: &dyn Source) -> u64 {
+    let values_stay = stays(d.persisted(), keep_from);
     match &mut d.body {
-        DirBody::Flat(entries) => entries.iter_mut().map(|(_, c)| evict_child(c, keep_from, source)).sum(),
+        DirBody::Flat(entries) => {
+            entries.iter_mut().map(|(_, c)| evict_child(c, keep_from, values_stay, source)).sum()
+        }
         DirBody::Large(root) => match Arc::get_mut(root) {
             Some(root) => evict_in_inode(root, keep_from, source),
             None => 1,
@@ -37,7 +46,10 @@ fn evict_in_dir(d: &mut Dir, keep_from: u32, source: &dyn Source) -> u64 {
 /// Evicts below an inode; returns the nodes that stay in memory below it.
 fn evict_in_inode(node: &mut Inode, keep_from: u32, source: &dyn Source) -> u64 {
     match &mut node.body {
-        InodeBody::Values(entries) => entries.iter_mut().map(|(_, c)| evict_child(c, keep_from, source)).sum(),
+        InodeBody::Values(entries) => {
+            let values_stay = stays(node.disk.get().copied(), keep_from);
+            entries.iter_mut().map(|(_, c)| evict_child(c, keep_from, values_stay, source)).sum()
+        }
         InodeBody::Tree(slots) => {
             let mut kept = 0;
             for slot in slots.iter_mut() {
@@ -60,10 +72,15 @@ fn evict_in_inode(node: &mut Inode, keep_from: u32, source: &dyn Source) -> u64 
 }
 
 /// A binding's child: evicted when written before `keep_from` and nothing below it stays.
-/// Returns the nodes that stay in memory, itself included.
-fn evict_child(ptr: &mut Ptr, keep_from: u32, source: &dyn Source) -> u64 {
+/// Returns the nodes that stay in memory, itself included (values not counted).
+///
+/// The values of a node that stays in memory stay with it, unvisited: most bindings hold
+/// values, each its own allocation, and reading every one of them to learn it could stay
+/// anyway was most of an eviction's time. They are let go of with their node.
+fn evict_child(ptr: &mut Ptr, keep_from: u32, values_stay: bool, source: &dyn Source) -> u64 {
     let (written, inside, kind) = match ptr {
         Ptr::Disk(_) => return 0,
+        Ptr::Value(_) if values_stay => return 0,
         // An inline value is part of its parent's record: nothing to let go of.
         Ptr::Value(v) => match v.disk.get() {
             None => return 0,

@@ -33,9 +33,7 @@ fn stays(written: Option<Persisted>, keep_from: u32) -> bool {
 fn evict_in_dir(d: &mut Dir, keep_from: u32, source: &dyn Source) -> u64 {
     let values_stay = stays(d.persisted(), keep_from);
     match &mut d.body {
-        DirBody::Flat(entries) => {
-            entries.iter_mut().map(|(_, c)| evict_child(c, keep_from, values_stay, source)).sum()
-        }
+        DirBody::Flat(entries) => entries.iter_mut().map(|(_, c)| evict_child(c, keep_from, values_stay, source)).sum(),
         DirBody::Large(root) => match Arc::get_mut(root) {
             Some(root) => evict_in_inode(root, keep_from, source),
             None => 1,

@@ -3,7 +3,7 @@
 mod support;
 
 use arbor::{Hash, Store, Tree};
-use support::{arbor, commit, ok, stderr};
+use support::{arbor, commit, ok, stderr, stdout};
 
 /// The demo protocol's genesis commit, as published by Octez.
 const GENESIS: &str = "CoVea41f9dPhkymYEfPsXV5FmyzDb91iz1Grk6zasb31zv9nEZjN";
@@ -217,8 +217,8 @@ fn gc_keeps_the_last_commits_and_names_dropped_ones() {
 }
 
 /// Runs `arbor ARGS` (no store) and returns the output.
-fn arbor_plain(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_arbor")).args(args).output().expect("run arbor")
+fn arbor_plain(args: &[&str]) -> std::process::Output {
+    support::run(args, &[], b"")
 }
 
 #[test]

@@ -23,6 +23,9 @@ fi
 echo "== ffi: include/arbor.h matches the code (cbindgen)"
 cargo test --release --locked -q -p arbor-ffi --test header
 echo "== ffi: library, and a trace with the Rust API's results"
+# The library target itself, so that target/release holds libarbor_ffi.a and .so (building only
+# the example leaves them in deps/ on a fresh clone).
+cargo build --release --locked -q -p arbor-ffi --lib
 cargo build --release --locked -q -p arbor-ffi --example ffi_trace
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

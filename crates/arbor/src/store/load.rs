@@ -121,7 +121,7 @@ impl Loader {
     /// The tree pointer for a child reference of the record at `at`.
     fn child_ptr(&self, child: ChildRef<'_>, at: u64) -> Result<Ptr> {
         Ok(match child {
-            ChildRef::Inline(v) => Ptr::Value(Arc::new(Value::loaded(v.into(), None, None))),
+            ChildRef::Inline(v) => Ptr::Value(Arc::new(Value::loaded(v, None, None))),
             ChildRef::Ref { back, hash, kind } => Ptr::Disk(DiskPtr { offset: self.target(at, back)?, hash, kind }),
         })
     }
@@ -319,7 +319,7 @@ impl Loader {
             return Err(self.unexpected(ptr.offset, "contents", k));
         }
         let weight = (96 + body.len()) as u32;
-        let v = Arc::new(Value::loaded(body.into(), Some(ptr.hash), Some(self.persisted(ptr.offset))));
+        let v = Arc::new(Value::loaded(&body, Some(ptr.hash), Some(self.persisted(ptr.offset))));
         self.cache.insert(ptr.offset, Cached { weight, object: Object::Value(v.clone()) });
         Ok(v)
     }

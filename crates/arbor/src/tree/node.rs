@@ -83,21 +83,26 @@ impl Lineage {
     }
 }
 
+/// The bytes of a value: most Tezos values are under 8 bytes and nearly all under 32, so
+/// they live inside the node (which then fills mimalloc's 128-byte size class) instead of a
+/// second allocation that every read and every hash of the value would have to follow.
+pub(crate) type ValueBytes = smallvec::SmallVec<[u8; 24]>;
+
 /// Contents (a value) in memory.
 #[derive(Debug)]
 pub(crate) struct Value {
-    pub bytes: Box<[u8]>,
+    pub bytes: ValueBytes,
     hash: OnceLock<Hash>,
     pub disk: OnceLock<Persisted>,
 }
 
 impl Value {
-    pub fn new(bytes: Box<[u8]>) -> Value {
-        Value { bytes, hash: OnceLock::new(), disk: OnceLock::new() }
+    pub fn new(bytes: &[u8]) -> Value {
+        Value { bytes: ValueBytes::from_slice(bytes), hash: OnceLock::new(), disk: OnceLock::new() }
     }
 
     /// A value read from the log at `at`, whose hash the parent recorded.
-    pub fn loaded(bytes: Box<[u8]>, hash: Option<Hash>, at: Option<Persisted>) -> Value {
+    pub fn loaded(bytes: &[u8], hash: Option<Hash>, at: Option<Persisted>) -> Value {
         let v = Value::new(bytes);
         if let Some(h) = hash {
             let _ = v.hash.set(h);
@@ -147,7 +152,7 @@ impl Ptr {
     }
 
     pub fn value(bytes: &[u8]) -> Ptr {
-        Ptr::Value(Arc::new(Value::new(bytes.into())))
+        Ptr::Value(Arc::new(Value::new(bytes)))
     }
 }
 

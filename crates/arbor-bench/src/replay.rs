@@ -278,6 +278,12 @@ pub fn replay<R: Read + Send>(
             if due && gc.is_none() {
                 if let Some(head) = previous {
                     let keep_from = store.nth_ancestor(&head, opts.gc_keep)?;
+                    // A collection keeps every named head's commit: the initial state's head
+                    // would pin all history. Once the replay collects, the store can no longer
+                    // be replayed into from the start, so the head goes.
+                    if opts.gc_mode == GcMode::Drop && store.head(BASE_HEAD).is_some() {
+                        store.remove_head(BASE_HEAD)?;
+                    }
                     let handle = store.gc(&keep_from, opts.gc_mode)?;
                     gc = Some((handle, GcRun { started_level: block.meta.level, ..GcRun::default() }));
                 }

@@ -22,7 +22,8 @@ pub struct GcArgs {
     #[arg(long, value_name = "N")]
     keep: u64,
     /// The commit to count from: a head name, a hash or unique hash prefix, or REV~N
-    /// (default: head `main`, else the last commit).
+    /// (default: every named head, each keeping its own N commits; with no head, the last
+    /// commit). A collection that would drop a named head's commit is refused.
     #[arg(long, value_name = "REV", value_parser = parse_rev)]
     from: Option<Rev>,
     /// Archive mode: move old history to the read-only lower layer instead of dropping it.
@@ -40,8 +41,12 @@ impl GcArgs {
             return Err(CliError::usage("--keep must be at least 1 (the head itself)"));
         }
         let store = self.store.open_existing()?;
-        let head = resolve_commit(&store, self.from.as_ref())?;
-        let keep_from = store.nth_ancestor(&head, self.keep)?;
+        let keep_from = match &self.from {
+            Some(rev) => store.nth_ancestor(&resolve_commit(&store, Some(rev))?, self.keep)?,
+            None => store
+                .gc_window_start(self.keep)?
+                .ok_or_else(|| CliError::failed(format!("store {} has no commits", store.dir().display())))?,
+        };
         let mode = if self.archive { GcMode::Archive } else { GcMode::Drop };
         let before = dir_bytes(store.dir());
         let started = Instant::now();

@@ -11,8 +11,8 @@ use arbor::Config;
 use clap::{Args, Subcommand};
 use serde_json::json;
 
-use crate::common::{resolve_commit, StoreArg};
-use crate::error::CliResult;
+use crate::common::{resolve_commit, StoreArg, MAIN_HEAD};
+use crate::error::{CliError, CliResult};
 use crate::json;
 use crate::rev::{parse_rev, Rev};
 
@@ -91,6 +91,10 @@ struct ImportArgs {
     /// The snapshot file to read.
     #[arg(value_name = "FILE")]
     file: PathBuf,
+    /// The head to point at the imported commit (set or moved), so that garbage collection
+    /// keeps it. Default: `main` in a store without commits; required otherwise.
+    #[arg(long, value_name = "NAME")]
+    head: Option<String>,
     /// Print a JSON object instead of text.
     #[arg(long)]
     json: bool,
@@ -100,16 +104,42 @@ impl ImportArgs {
     fn run(self, out: &mut dyn Write) -> CliResult {
         // Import re-reads only what it just wrote: a small cache suffices.
         let (store, created) = self.store.open_or_create(Config { cache_bytes: CACHE_BYTES, ..Config::default() })?;
+        // A commit no head names is dropped by the next collection: the imported one always
+        // has a head. Decided from the file's header before anything is written, so a
+        // refusal changes nothing.
+        let head = match (&self.head, store.last_commit()) {
+            (Some(name), _) => name.clone(),
+            (None, None) => MAIN_HEAD.to_string(),
+            // The store was there before (it has commits): refusing leaves nothing to undo.
+            (None, Some(_)) => {
+                let header = snapshot::read_header(&self.file)?;
+                match store.heads().into_iter().find(|(_, h)| *h == header.commit.hash) {
+                    // Imported before and still named: importing again only checks the file.
+                    Some((name, _)) => name,
+                    None => {
+                        return Err(CliError::usage(format!(
+                            "store {} already has commits: name the head to point at the imported commit with --head NAME (garbage collection keeps only what named heads reach)",
+                            store.dir().display()
+                        )))
+                    }
+                }
+            }
+        };
         let start = Instant::now();
         // A refused import into a new store leaves no empty store behind; a kept one is
         // closed (durable, with a recovery point after the bulk write) before it is reported.
-        let stats = created.guard(store, |store| Ok(snapshot::import_file(store, &self.file)?))?;
+        let stats = created.guard(store, |store| {
+            let stats = snapshot::import_file(store, &self.file)?;
+            store.set_head(&head, &stats.commit)?;
+            Ok(stats)
+        })?;
         let took = start.elapsed();
         if self.json {
             let mut v = counts_json(&stats.counts, stats.file_bytes, took);
             v["commit"] = json::hash(&stats.commit);
             v["file"] = json!(self.file.display().to_string());
             v["written"] = json!(stats.written);
+            v["head"] = json!(head);
             return json::print(out, &v);
         }
         writeln!(out, "file        {} ({} bytes)", self.file.display(), stats.file_bytes)?;
@@ -117,6 +147,7 @@ impl ImportArgs {
         if !stats.written {
             writeln!(out, "note        the store already had this commit: the file was checked, nothing written")?;
         }
+        writeln!(out, "head        {head}")?;
         writeln!(out, "{}", stats.commit)?;
         Ok(())
     }

@@ -171,3 +171,43 @@ fn store_from_the_environment_and_rfc3339_dates() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("RFC 3339"), "{}", stderr(&o));
 }
+
+/// Issue 15's reproduction: an imported commit gets a head (`main` in an empty store, the
+/// `--head` given otherwise; refused without one), and `gc` keeps every head's commit or
+/// refuses naming the heads it would drop. Nothing imported is lost.
+#[test]
+fn imported_state_survives_garbage_collection() {
+    let dir = tempfile::tempdir().unwrap();
+    let (s1, s2, fresh) = (dir.path().join("s1"), dir.path().join("s2"), dir.path().join("fresh"));
+    let snap = dir.path().join("s2.snap");
+    commit(&s1, &["--no-parent", "--date", "0", "--message", "one"], "add version 01\n");
+    let two = commit(&s2, &["--no-parent", "--date", "0", "--message", "two"], "add version 02\n");
+    ok(&s2, &["snapshot", "export", "--out", snap.to_str().unwrap()], "");
+
+    // Into an empty store: the import becomes `main`.
+    let out = ok(&fresh, &["snapshot", "import", snap.to_str().unwrap()], "");
+    assert!(out.contains("head        main"), "{out}");
+    assert_eq!(json(&fresh, &["heads"])[0]["commit"], two.to_string());
+
+    // Into a store with commits: a head must be named, and the refusal writes nothing.
+    let before = support::tree_of(&s1);
+    let err = fails(&s1, &["snapshot", "import", snap.to_str().unwrap()], "", 2);
+    assert!(err.contains("--head NAME"), "{err}");
+    assert_eq!(support::tree_of(&s1), before, "a refused import changed the store");
+    let v = json(&s1, &["snapshot", "import", snap.to_str().unwrap(), "--head", "imported"]);
+    assert_eq!(v["head"], "imported");
+    assert_eq!(v["commit"], two.to_string());
+
+    commit(&s1, &["--date", "5", "--message", "empty"], "");
+    // Counting from `main` alone would drop the imported commit: refused, naming the head.
+    let err = fails(&s1, &["gc", "--keep", "1", "--from", "main"], "", 1);
+    assert!(err.contains("imported"), "{err}");
+    // By default every head keeps its window: only commit `one` goes.
+    let gc = json(&s1, &["gc", "--keep", "1"]);
+    assert_eq!(gc["commits_dropped"], 1, "{gc}");
+    let show = json(&s1, &["show", &two.to_string()]);
+    assert_eq!(show["commit"], two.to_string());
+    let out = ok(&s1, &["get", "--commit", "imported", "version"], "");
+    assert_eq!(out.trim(), "02");
+    ok(&s1, &["fsck"], "");
+}

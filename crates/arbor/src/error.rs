@@ -142,6 +142,14 @@ pub enum Error {
     },
     /// A garbage collection is already running on this store.
     GcRunning,
+    /// A garbage collection would drop the commits of named heads: it keeps every head's
+    /// commit, so it was refused (nothing changed). Keep more history or remove the heads.
+    GcWouldDropHeads {
+        /// The oldest commit the collection was asked to keep.
+        kept_from: Hash,
+        /// The heads whose commits are older than it.
+        heads: Vec<String>,
+    },
     /// A caller-supplied argument is invalid.
     InvalidArgument(String),
     /// A snapshot file is damaged, cut short, of another version or inode shape, or does not
@@ -176,6 +184,11 @@ impl std::fmt::Display for Error {
                 write!(f, "object at log offset {offset} was removed by garbage collection")
             }
             Error::GcRunning => write!(f, "a garbage collection is already running"),
+            Error::GcWouldDropHeads { kept_from, heads } => write!(
+                f,
+                "garbage collection refused: keeping history from commit {kept_from} would drop the commit of head(s) {}; keep more history or remove those heads first",
+                heads.join(", ")
+            ),
             Error::InvalidArgument(s) => write!(f, "invalid argument: {s}"),
             Error::Snapshot(e) => write!(f, "snapshot: {e}"),
         }

@@ -427,3 +427,57 @@ fn deltas_written_during_collections_keep_what_their_bases_need() {
     let store = Store::open_with(DIR, config(&fs)).unwrap();
     check_history(&store, &history, kept, "reopened");
 }
+
+/// A collection never drops a named head's commit: asked to, it refuses naming the head and
+/// changes nothing; `gc_window_start` gives a floor that keeps every head's window.
+#[test]
+fn collections_keep_named_heads() {
+    let fs = MemFs::new();
+    let store = Store::open_with(DIR, config(&fs)).unwrap();
+    let mut history = Vec::new();
+    run_blocks(&store, &mut history, 41, 12);
+    store.set_head("main", &history[11].0).unwrap();
+    store.set_head("old", &history[3].0).unwrap();
+
+    let e = store.gc_blocking(&history[8].0, GcMode::Drop).unwrap_err();
+    match &e {
+        Error::GcWouldDropHeads { kept_from, heads } => {
+            assert_eq!(*kept_from, history[8].0);
+            assert_eq!(heads, &vec!["old".to_string()]);
+        }
+        other => panic!("expected GcWouldDropHeads, got {other}"),
+    }
+    assert!(e.to_string().contains("old"), "{e}");
+    check_history(&store, &history, 0, "after the refusal");
+    assert_fsck_clean(&store, "after the refusal");
+
+    // Each head keeps its own window: `old` keeps commits 2 and 3, so the floor is commit 2.
+    let start = store.gc_window_start(2).unwrap().unwrap();
+    assert_eq!(start, history[2].0);
+    let r = store.gc_blocking(&start, GcMode::Drop).unwrap();
+    assert_eq!(r.commits_dropped, 2);
+    check_history(&store, &history, 2, "after keeping every head");
+
+    // With the head removed, the same collection as before goes through.
+    assert!(store.remove_head("old").unwrap());
+    assert_eq!(store.gc_window_start(4).unwrap(), Some(history[8].0));
+    store.gc_blocking(&history[8].0, GcMode::Drop).unwrap();
+    check_history(&store, &history, 8, "after removing the head");
+    drop(store);
+    let store = Store::open_with(DIR, config(&fs)).unwrap();
+    check_history(&store, &history, 8, "reopened");
+    assert_fsck_clean(&store, "reopened");
+}
+
+/// Archive collections drop nothing, so heads below the floor do not stop them.
+#[test]
+fn archive_collections_ignore_heads_below_the_floor() {
+    let fs = MemFs::new();
+    let store = Store::open_with(DIR, config(&fs)).unwrap();
+    let mut history = Vec::new();
+    run_blocks(&store, &mut history, 43, 8);
+    store.set_head("old", &history[1].0).unwrap();
+    store.gc_blocking(&history[6].0, GcMode::Archive).unwrap();
+    let t = store.checkout(&history[1].0).unwrap();
+    check_values_and_hash(&t, &history[1].1, InodeConfig::TEZOS);
+}

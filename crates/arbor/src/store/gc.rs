@@ -142,7 +142,9 @@ impl Drop for ClearPending<'_> {
 impl Store {
     /// Starts a garbage collection in the background keeping `keep_from` and everything
     /// committed after it. Blocks keep committing meanwhile; the writer is held only for
-    /// the final switch. One collection runs at a time ([`Error::GcRunning`]).
+    /// the final switch. One collection runs at a time ([`Error::GcRunning`]). A collection
+    /// that would drop the commit of a named head is refused ([`Error::GcWouldDropHeads`]):
+    /// [`Store::gc_window_start`] gives a `keep_from` that keeps every head.
     pub fn gc(&self, keep_from: &Hash, mode: GcMode) -> Result<GcHandle> {
         self.gc_begin()?;
         let store = self.clone();
@@ -180,6 +182,34 @@ impl Store {
         Ok(at)
     }
 
+    /// The oldest commit a collection must keep so that every named head keeps its commit
+    /// and the `keep` commits of its chain (first parents, the head's own included); with no
+    /// named head, the window of the last commit. None in a store without commits.
+    pub fn gc_window_start(&self, keep: u64) -> Result<Option<Hash>> {
+        let mut tips: Vec<Hash> = self.heads().into_iter().map(|(_, h)| h).collect();
+        if tips.is_empty() {
+            tips.extend(self.last_commit());
+        }
+        let mut oldest: Option<(u64, Hash)> = None;
+        for tip in tips {
+            let start = self.nth_ancestor(&tip, keep)?;
+            let offset = self.commit_offset(&start)?;
+            if oldest.is_none_or(|(o, _)| offset < o) {
+                oldest = Some((offset, start));
+            }
+        }
+        Ok(oldest.map(|(_, h)| h))
+    }
+
+    /// Named heads whose commits lie below `floor`: a collection dropping history there
+    /// would take them (archive collections drop nothing).
+    fn heads_below(&self, floor: u64, mode: GcMode) -> Vec<String> {
+        if mode == GcMode::Archive {
+            return Vec::new();
+        }
+        self.shared.heads.read().iter().filter(|(_, (_, o))| *o < floor).map(|(n, _)| n.clone()).collect()
+    }
+
     /// Offset below which the last collection dropped or moved history (0 if none ran).
     fn floor(&self) -> u64 {
         self.shared.loader.log.gc_view().floor
@@ -209,6 +239,11 @@ impl Store {
             report.floor = old.floor;
             report.total_time = started.elapsed();
             return Ok(report);
+        }
+        // Checked again at the switch, where the writer lock keeps heads from moving.
+        let heads = self.heads_below(floor, mode);
+        if !heads.is_empty() {
+            return Err(Error::GcWouldDropHeads { kept_from: *keep_from, heads });
         }
         let generation = sh.gc_state.lock().map_or(1, |g| g.generation + 1);
         let pack = log.dir.clone();
@@ -248,6 +283,13 @@ impl Store {
         let w = guard.as_mut().ok_or(Error::ReadOnly)?;
         if sh.poisoned.load(Ordering::Acquire) {
             return Err(Error::Poisoned);
+        }
+        // A head set to an old commit while the collection ran: refuse now, before anything
+        // switches, and take back the prefix file no control file names.
+        let heads = self.heads_below(floor, mode);
+        if !heads.is_empty() {
+            let _ = fs.remove_file(&out.path);
+            return Err(Error::GcWouldDropHeads { kept_from: *keep_from, heads });
         }
         let noted = sh.gc_pending.lock().take().expect("set above").roots;
         marker.copy_all(&noted, &mut out)?;

@@ -38,6 +38,24 @@ fn next_instance() -> u64 {
 }
 
 pub(super) fn open(dir: &Path, config: Config) -> Result<Store> {
+    if !config.read_only {
+        return open_once(dir, config);
+    }
+    // A read-only open beside a writer may meet a garbage collection's switch half-way (the
+    // control file it read names a prefix the collection has just removed): when the open
+    // fails and the control file has changed since, it starts again on the new one.
+    let control = |config: &Config| Control::read(config.fs.as_ref(), dir).ok().flatten().and_then(|c| c.gc);
+    let mut attempts = 0;
+    loop {
+        let before = control(&config);
+        match open_once(dir, config.clone()) {
+            Err(_) if attempts < 3 && control(&config) != before => attempts += 1,
+            r => return r,
+        }
+    }
+}
+
+fn open_once(dir: &Path, config: Config) -> Result<Store> {
     let fs = config.fs.clone();
     let writable = !config.read_only;
     let shape = config.inode;
@@ -170,7 +188,13 @@ pub(super) fn open(dir: &Path, config: Config) -> Result<Store> {
     // Nodes remember where this instance wrote them; a new instance (after a crash, say)
     // must not trust those offsets, so the id is new at every open.
     let instance = next_instance();
-    let loader = Arc::new(Loader { log, cache: new_cache(config.cache_bytes), uid: instance, inode: control.inode });
+    let loader = Arc::new(Loader {
+        log,
+        cache: new_cache(config.cache_bytes),
+        uid: instance,
+        inode: control.inode,
+        read_only: config.read_only,
+    });
     let ctx = Arc::new(Ctx {
         cfg: control.inode,
         source: Some(loader.clone()),

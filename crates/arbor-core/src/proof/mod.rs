@@ -50,3 +50,14 @@ pub use types::{
     MAX_INODE_ENTRIES, MAX_NESTING,
 };
 pub use verify::{verify, verify_paths};
+
+/// Octez's Merkle proofs: reading and writing both encodings (V1, V2) of tree and stream
+/// proofs for both shapes (32-slot and binary), verifying them against a root, and building
+/// them from arbor proofs (see docs/PROOFS.md, "Octez proofs").
+pub mod octez {
+    pub use super::encoding::octez::*;
+    pub use super::tree::octez::{octez_stream, prove_octez, to_octez};
+    pub use super::verify::octez::{
+        verify_octez_stream, verify_octez_stream_proof, verify_octez_tree, verify_octez_tree_proof, OctezVerified,
+    };
+}

@@ -36,6 +36,16 @@ impl<'a> Input<'a> {
         Ok(self.take(1)?[0])
     }
 
+    /// A big-endian unsigned integer of `n` bytes (at most 8).
+    pub(crate) fn be(&mut self, n: usize) -> Result<u64, ProofError> {
+        Ok(self.take(n)?.iter().fold(0u64, |acc, &b| (acc << 8) | u64::from(b)))
+    }
+
+    /// True once every byte was read.
+    pub(crate) fn at_end(&self) -> bool {
+        self.pos == self.buf.len()
+    }
+
     pub(crate) fn hash(&mut self) -> Result<Hash, ProofError> {
         let mut h = [0u8; 32];
         h.copy_from_slice(self.take(Hash::LEN)?);

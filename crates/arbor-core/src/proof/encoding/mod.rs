@@ -1,10 +1,11 @@
-//! Byte encodings of tree proofs: arbor's own compact encoding (layout in docs/PROOFS.md) and
-//! the byte cursor the decoders share.
+//! Byte encodings of tree proofs: arbor's own compact encoding (layout in docs/PROOFS.md),
+//! Octez's proof encodings ([`octez`]) and the byte cursor the decoders share.
 
 mod decode;
 mod encode;
 pub(crate) mod format;
 pub(crate) mod input;
+pub mod octez;
 
 use alloc::vec::Vec;
 

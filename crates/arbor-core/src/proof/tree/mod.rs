@@ -2,6 +2,7 @@
 
 use alloc::collections::BTreeSet;
 use alloc::vec::Vec;
+pub(crate) mod octez;
 mod reference;
 mod source;
 

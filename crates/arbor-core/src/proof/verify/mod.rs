@@ -2,6 +2,7 @@
 
 use alloc::collections::BTreeSet;
 mod check;
+pub(crate) mod octez;
 
 use crate::hash::Hash;
 use crate::proof::claims::{partial, walk};

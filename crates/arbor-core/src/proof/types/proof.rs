@@ -28,7 +28,7 @@ impl Write {
     }
 }
 
-/// A Merkle proof: see the [module documentation](self).
+/// A Merkle proof: see the [module documentation](crate::proof).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Proof {
     /// The inode configuration the tree is hashed with.

@@ -400,3 +400,32 @@ fn non_canonical_values_are_refused_by_the_encoder() {
     let p = mk(Tree::Node(vec![(vec![b'a'; 256], Tree::BlindedValue(h))]));
     assert!(encode_tree_proof(&p, Encoding::V1).is_err());
 }
+
+/// The deepest proofs the decoder accepts are hashed, verified, streamed and re-encoded on an
+/// ordinary test thread's stack; one level deeper is refused.
+#[test]
+fn the_deepest_accepted_proofs_verify_without_overflow() {
+    let depth = 500;
+    let mut t = val(b"leaf");
+    for _ in 0..depth {
+        t = dir([("s", t)]);
+    }
+    let p: Path = vec![b"s".to_vec(); depth];
+    let proof = tezos_proof(&t, std::slice::from_ref(&p));
+    let root = t.hash(InodeConfig::TEZOS);
+    for enc in ENCODINGS {
+        let bytes = encode_tree_proof(&proof, enc).unwrap();
+        let v = verify_octez_tree(&bytes, enc, &root, Shape::Tezos32, std::slice::from_ref(&p)).unwrap();
+        assert_eq!(v.reads[0].1, Proved::Value(b"leaf".to_vec()));
+        let s = encode_stream_proof(&octez_stream(&proof, std::slice::from_ref(&p)).unwrap(), enc).unwrap();
+        verify_octez_stream(&s, enc, &root, Shape::Tezos32, std::slice::from_ref(&p)).unwrap();
+    }
+    // 600 nested directories: refused as too deep, by the decoder and by the encoder.
+    let mut deep = Tree::Value(b"x".to_vec());
+    for _ in 0..600 {
+        deep = Tree::Node(vec![(b"s".to_vec(), deep)]);
+    }
+    let h = KindedHash::Node(Hash([0; 32]));
+    let p = OctezProof { version: 0, before: h, after: h, state: deep };
+    assert_eq!(encode_tree_proof(&p, Encoding::V2), Err(ProofError::TooDeep));
+}

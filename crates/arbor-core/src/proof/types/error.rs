@@ -95,6 +95,10 @@ pub enum ProofError {
         /// Hash of the element.
         computed: Hash,
     },
+    /// An Octez proof value breaks a rule of its shape (unsorted bindings, an inode of the
+    /// wrong size, a chain of single-slot inodes not folded into an extender, and the like):
+    /// found after decoding, or refused before encoding.
+    BadShape(&'static str),
     /// An Octez proof's version field has bits this build does not know, or does not tell
     /// the kind of proof (tree or stream) or the shape the verifier expects.
     OctezVersion(u16),
@@ -164,6 +168,7 @@ impl fmt::Display for ProofError {
             Self::UnusedElements { used, total } => {
                 write!(f, "stream proof has {total} elements but replaying the reads uses {used}")
             }
+            Self::BadShape(what) => write!(f, "proof breaks a shape rule: {what}"),
             Self::OctezVersion(v) => write!(f, "unexpected Octez proof version field {v:#06x}"),
             Self::Unencodable(what) => write!(f, "cannot encode the proof: {what}"),
             Self::ReadsMismatch => f.write_str("proof is not about the expected paths"),

@@ -16,7 +16,7 @@ use crate::proof::types::{ProofError, MAX_NESTING};
 type R = Result<(), ProofError>;
 
 fn bad(what: &'static str) -> R {
-    Err(ProofError::Malformed { at: 0, what })
+    Err(ProofError::BadShape(what))
 }
 
 /// Checks a step list: non-empty steps of at most 255 bytes, strictly increasing.

@@ -67,7 +67,7 @@ impl Hasher {
         }
         let all = self.bindings(root)?;
         if all.len() as u64 != length {
-            return Err(ProofError::Malformed { at: 0, what: "directory count does not match its bindings" });
+            return Err(ProofError::BadShape("directory count does not match its bindings"));
         }
         self.flat(all.iter().map(|(s, c)| (*s, *c)))
     }
@@ -86,7 +86,7 @@ impl Hasher {
                 InodeRef::Values(b) => {
                     for (s, c) in b {
                         if out.insert(&s[..], c).is_some() {
-                            return Err(ProofError::Malformed { at: 0, what: "binding repeated in a directory" });
+                            return Err(ProofError::BadShape("binding repeated in a directory"));
                         }
                     }
                 }

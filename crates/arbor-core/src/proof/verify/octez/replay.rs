@@ -55,7 +55,7 @@ fn ckind(k: &KindedHash) -> ChildKind {
 }
 
 fn wrong(what: &'static str) -> ProofError {
-    ProofError::Malformed { at: 0, what }
+    ProofError::BadShape(what)
 }
 
 impl<E: Elements> Replay<E> {

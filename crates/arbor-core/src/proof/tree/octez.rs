@@ -9,7 +9,8 @@ use alloc::boxed::Box;
 use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
 
-use super::{prove, ProofSource, ProveError};
+use super::prove::prove;
+use super::source::{ProofSource, ProveError};
 use crate::hash::Hash;
 use crate::proof::encoding::octez::{
     Elt, Extender, Inode, InodeTree, KindedHash, OctezProof, Shape, StreamProof, Tree, TreeProof, STREAM_BIT,

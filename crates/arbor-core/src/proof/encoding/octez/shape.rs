@@ -34,10 +34,10 @@ impl Shape {
     }
 
     /// Deepest inode the shape can have: the step hash has 256 bits for the binary shape; the
-    /// 32-ary shape is held to [`crate::proof::MAX_INODE_DEPTH`].
+    /// 32-ary shape is held to [`crate::proof::types::MAX_INODE_DEPTH`].
     pub fn max_depth(self) -> u32 {
         match self {
-            Shape::Tezos32 => crate::proof::MAX_INODE_DEPTH,
+            Shape::Tezos32 => crate::proof::types::MAX_INODE_DEPTH,
             Shape::Binary => 255,
         }
     }

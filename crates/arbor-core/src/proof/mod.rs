@@ -18,105 +18,46 @@
 //! [`prove`] builds proofs from anything implementing [`ProofSource`]: the engine's trees, or
 //! the plain [`crate::reference::RefTree`] (through [`RefSource`]).
 
-mod check;
-mod decode;
-mod encode;
-mod error;
-mod input;
-mod partial;
-mod prove;
-mod reference;
-mod stream;
-mod stream_read;
-mod stream_walk;
-mod stream_write;
-mod tree;
+//!
+//! The module is layered; each layer uses only those listed before it:
+//! - `types`: the shared types (partial tree, proof and claims, results, errors, limits);
+//! - `claims`: the walks of a proof's claims down a tree and the application of its writes,
+//!   shared by the prover and the verifier;
+//! - `encoding`: the byte encodings of tree proofs;
+//! - `verify`: verification of tree proofs;
+//! - `tree`: building tree proofs from a [`ProofSource`];
+//! - `stream`: stream proofs (building, encoding, reading and verifying them).
+
+mod types;
+
+mod claims;
+
+mod encoding;
+
 mod verify;
-mod walk;
 
-use alloc::vec::Vec;
+mod tree;
 
-use crate::hash::Hash;
-use crate::tezos::InodeConfig;
+mod stream;
 
-pub use error::{Path, ProofError, Show};
-pub use prove::{prove, ProofSource, ProveError, SourceDir, SourceInode};
-pub use reference::RefSource;
+pub use encoding::{MAGIC, VERSION};
 pub use stream::{
     decode_stream, encode_stream, prove_stream, verify_stream, verify_stream_paths, STREAM_MAGIC, STREAM_VERSION,
 };
-pub use tree::{Entries, ProofInode, ProofTree};
-pub use verify::{verify, verify_paths, Proved, Verified};
+pub use tree::{prove, ProofSource, ProveError, RefSource, SourceDir, SourceInode};
+pub use types::{
+    Entries, Path, Proof, ProofError, ProofInode, ProofTree, Proved, Show, Verified, Write, MAX_INODE_DEPTH,
+    MAX_INODE_ENTRIES, MAX_NESTING,
+};
+pub use verify::{verify, verify_paths};
 
-/// The four bytes every encoded proof starts with.
-pub const MAGIC: [u8; 4] = *b"ARBP";
-
-/// The encoding version this build writes and reads.
-pub const VERSION: u8 = 1;
-
-/// Deepest nesting of a proof's tree (directory levels plus inode levels) and longest path
-/// accepted, which bounds the verifier's recursion.
-pub const MAX_NESTING: usize = 512;
-
-/// Deepest inode accepted (the root inode is at depth 0).
-pub const MAX_INODE_DEPTH: u32 = 64;
-
-/// Most slots per inode accepted in a proof's configuration.
-pub const MAX_INODE_ENTRIES: u32 = 1024;
-
-/// A change a proof applies to its tree, as `Tree::add` and `Tree::remove` make it: an add
-/// creates the directories on its way and replaces whatever was there (a value on the way
-/// becomes a directory); a remove drops the value or directory at the path, and directories
-/// left empty disappear.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Write {
-    /// Sets the value at the path.
-    Add(Path, Vec<u8>),
-    /// Removes whatever is at the path.
-    Remove(Path),
-}
-
-impl Write {
-    /// The path the write changes.
-    pub fn path(&self) -> &Path {
-        match self {
-            Write::Add(p, _) | Write::Remove(p) => p,
-        }
-    }
-}
-
-/// A Merkle proof: see the [module documentation](self).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Proof {
-    /// The inode configuration the tree is hashed with.
-    pub config: InodeConfig,
-    /// Root hash of the tree the reads are made in.
-    pub before: Hash,
-    /// Root hash after applying the writes (equal to `before` without writes).
-    pub after: Hash,
-    /// The partial tree.
-    pub tree: ProofTree,
-    /// The paths proved, sorted and without repeats.
-    pub reads: Vec<Path>,
-    /// The writes, in the order they were made.
-    pub writes: Vec<Write>,
-}
-
-impl Proof {
-    /// The compact binary encoding (see docs/PROOFS.md).
-    pub fn encode(&self) -> Vec<u8> {
-        encode::encode(self)
-    }
-
-    /// Decodes a proof, checking that the bytes are exactly one canonical encoding; the
-    /// proof is not verified (see [`Proof::verify`]).
-    pub fn decode(bytes: &[u8]) -> Result<Proof, ProofError> {
-        decode::decode(bytes)
-    }
-
-    /// Verifies a decoded proof against the trusted `root` and inode configuration: see
-    /// [`verify`].
-    pub fn verify(&self, root: &Hash, config: InodeConfig) -> Result<Verified, ProofError> {
-        verify::verify_proof(self, root, config)
-    }
+/// Octez's Merkle proofs: reading and writing both encodings (V1, V2) of tree and stream
+/// proofs for both shapes (32-slot and binary), verifying them against a root, and building
+/// them from arbor proofs (see docs/PROOFS.md, "Octez proofs").
+pub mod octez {
+    pub use super::encoding::octez::*;
+    pub use super::tree::octez::{octez_stream, prove_octez, to_octez};
+    pub use super::verify::octez::{
+        verify_octez_stream, verify_octez_stream_proof, verify_octez_tree, verify_octez_tree_proof, OctezVerified,
+    };
 }

@@ -6,11 +6,14 @@
 //! - [`prove_with`] runs a closure on a [`Recorder`] that logs what it reads and writes, and
 //!   proves all of it, with the root hash after its writes;
 //! - [`Tree::prove_changes`] proves given reads and writes directly;
+//! - [`Tree::prove_octez`], [`Tree::prove_octez_stream`] and their [`Store`] forms write the
+//!   proofs of [`Tree::prove`] in Octez's format (checked with [`arbor_core::proof::octez`]);
 //! - [`Tree::prove_stream`], [`Store::prove_stream`] and [`prove_with_stream`] give the same
 //!   proofs as stream proofs, checked with [`verify_stream`].
 //!
 //! The format, its encoding and what verification checks are described in docs/PROOFS.md.
 
+mod octez;
 mod record;
 mod source;
 mod stream;

@@ -6,11 +6,9 @@
 use alloc::vec;
 use alloc::vec::Vec;
 
-use super::error::{Path, ProofError};
-use super::tree::{ProofInode, ProofTree};
-use super::verify::Proved;
-use super::walk::{by_slot, by_step, goes_on, in_regions, read_ends, Mode, Regions, Walker};
 use crate::hash::Hash;
+use crate::proof::claims::walk::{by_slot, by_step, goes_on, in_regions, read_ends, Mode, Regions, Walker};
+use crate::proof::types::{Path, ProofError, ProofInode, ProofTree, Proved};
 use crate::tezos::{contents_hash, flat_node_hash, inode_tree_hash, inode_values_hash, InodeConfig};
 
 /// Walks `walkers` down `tree`; returns the tree's root hash and the result of each read, by

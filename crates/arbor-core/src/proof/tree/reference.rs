@@ -6,7 +6,7 @@ use alloc::vec::Vec;
 use core::convert::Infallible;
 use core::marker::PhantomData;
 
-use super::prove::{ProofSource, SourceDir, SourceInode};
+use super::source::{ProofSource, SourceDir, SourceInode};
 use crate::hash::Hash;
 use crate::reference::RefTree;
 use crate::tezos::{inode_tree_hash, inode_values_hash, ChildKind, InodeConfig};

@@ -9,50 +9,31 @@
 //! element wherever a walk needs a node shown and checks that the element hashes to what the
 //! node's parent announced (the trusted root for the first), so nothing is decoded before it
 //! is checked and no nested structure is parsed up front. Which children are shown, and in
-//! what order, follows from the claims alone (see [`super::stream_walk`]): a stream proof of
+//! what order, follows from the claims alone (see [`walk`]): a stream proof of
 //! given claims about a given tree is unique, minimal by construction, and it shows exactly the
 //! nodes the tree proof of the same claims shows.
 //!
 //! Once the stream is consumed (nothing may follow), the proof goes through the same checks
-//! as a tree proof, so [`verify_stream`] and [`verify`](super::verify) accept the same claims
+//! as a tree proof, so [`verify_stream`] and [`verify`](crate::proof::verify) accept the same claims
 //! and give the same [`Verified`].
 
 use alloc::vec::Vec;
 
-use super::error::{Path, ProofError};
-use super::prove::{prove, ProofSource, ProveError};
-use super::stream_read::Cursor;
-use super::stream_walk::traverse;
-use super::stream_write::{self, Emit};
-use super::tree::ProofTree;
-use super::{Proof, Verified, Write};
+mod format;
+mod read;
+mod walk;
+mod write;
+
+pub use format::{STREAM_MAGIC, STREAM_VERSION};
+
 use crate::hash::Hash;
+use crate::proof::tree::{prove, ProofSource, ProveError};
+use crate::proof::types::{Path, Proof, ProofError, ProofTree, Verified, Write, MAX_INODE_ENTRIES};
 use crate::tezos::{ChildKind, InodeConfig};
-
-/// The four bytes every stream proof starts with.
-pub const STREAM_MAGIC: [u8; 4] = *b"ARBS";
-
-/// The stream encoding version this build writes and reads.
-pub const STREAM_VERSION: u8 = 1;
-
-/// Bytes telling a child's kind in an element.
-pub(super) mod kind {
-    /// A value.
-    pub const VALUE: u8 = 0x00;
-    /// A directory.
-    pub const DIR: u8 = 0x01;
-}
-
-/// What comes before the elements.
-pub(super) struct Header {
-    pub config: InodeConfig,
-    /// Whether the root is a value or a directory (the first element's kind).
-    pub root_kind: ChildKind,
-    pub before: Hash,
-    pub after: Hash,
-    pub reads: Vec<Path>,
-    pub writes: Vec<Write>,
-}
+use format::Header;
+use read::Cursor;
+use walk::traverse;
+use write::Emit;
 
 /// A blinded node of `kind` with hash `h`.
 fn blinded(kind: ChildKind, h: Hash) -> ProofTree {
@@ -77,7 +58,7 @@ pub fn encode_stream(proof: &Proof) -> Result<Vec<u8>, ProofError> {
         writes: proof.writes.clone(),
     };
     let mut emit = Emit { cfg: proof.config, full: proof.tree.clone(), out: Vec::new() };
-    stream_write::header(&mut emit.out, &header);
+    write::header(&mut emit.out, &header);
     let root = blinded(header.root_kind, proof.tree.hash(proof.config));
     let tree = traverse(proof.config, root, &proof.reads, &proof.writes, &mut emit)?;
     if tree != proof.tree {
@@ -90,7 +71,7 @@ pub fn encode_stream(proof: &Proof) -> Result<Vec<u8>, ProofError> {
 /// as it is read, and returns its content as a [`Proof`] (whose claims are not yet checked:
 /// see [`verify_stream`]).
 pub fn decode_stream(bytes: &[u8], root: &Hash, config: InodeConfig) -> Result<Proof, ProofError> {
-    if !(2..=super::MAX_INODE_ENTRIES).contains(&config.entries) {
+    if !(2..=MAX_INODE_ENTRIES).contains(&config.entries) {
         return Err(ProofError::BadConfig(config));
     }
     let mut cur = Cursor::new(bytes);
@@ -110,7 +91,7 @@ pub fn decode_stream(bytes: &[u8], root: &Hash, config: InodeConfig) -> Result<P
 ///
 /// Reads the elements one by one in the verifier's traversal order, each checked against the
 /// hash its parent announced; rejects a stream cut short, with elements beyond what the
-/// claims need, or out of order. Then checks the claims as [`verify`](super::verify) does
+/// claims need, or out of order. Then checks the claims as [`verify`](crate::proof::verify) does
 /// (recorded roots, reads, writes, minimality) and returns what the proof proves; follow with
 /// [`Verified::expect_reads`] and [`Verified::expect_writes`] (or use [`verify_stream_paths`]).
 pub fn verify_stream(bytes: &[u8], root: &Hash, config: InodeConfig) -> Result<Verified, ProofError> {

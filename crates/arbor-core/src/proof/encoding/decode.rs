@@ -8,11 +8,11 @@
 
 use alloc::vec::Vec;
 
-use super::encode::tag;
-use super::error::{Path, ProofError};
+use super::format::{tag, MAGIC, VERSION};
 use super::input::Input;
-use super::tree::{ProofInode, ProofTree};
-use super::{Proof, Write, MAGIC, MAX_INODE_DEPTH, MAX_INODE_ENTRIES, MAX_NESTING, VERSION};
+use crate::proof::types::{
+    Path, Proof, ProofError, ProofInode, ProofTree, Write, MAX_INODE_DEPTH, MAX_INODE_ENTRIES, MAX_NESTING,
+};
 use crate::tezos::InodeConfig;
 
 /// Decodes a whole proof; trailing bytes are an error.

@@ -95,6 +95,34 @@ pub enum ProofError {
         /// Hash of the element.
         computed: Hash,
     },
+    /// An Octez proof value breaks a rule of its shape (unsorted bindings, an inode of the
+    /// wrong size, a chain of single-slot inodes not folded into an extender, and the like):
+    /// found after decoding, or refused before encoding.
+    BadShape(&'static str),
+    /// An Octez proof's version field has bits this build does not know, or does not tell
+    /// the kind of proof (tree or stream) or the shape the verifier expects.
+    OctezVersion(u16),
+    /// The value cannot be written in the requested encoding (a step longer than 255 bytes,
+    /// an inode with no slot, a shape the encoding has no room for, and the like).
+    Unencodable(&'static str),
+    /// An element of an Octez stream proof does not hash to what its parent announced.
+    ElementMismatch {
+        /// Index of the element in the stream.
+        index: usize,
+        /// Hash the parent announced.
+        expected: Hash,
+        /// Hash of the element.
+        computed: Hash,
+    },
+    /// An Octez stream proof ran out of elements before the replay of its reads ended.
+    StreamTooShort,
+    /// An Octez stream proof holds elements the replay of its reads never used.
+    UnusedElements {
+        /// Elements the replay used.
+        used: usize,
+        /// Elements in the stream.
+        total: usize,
+    },
     /// The proof's read paths are not the ones the verifier asked about.
     ReadsMismatch,
     /// The proof's writes are not the ones the verifier expected.
@@ -133,6 +161,16 @@ impl fmt::Display for ProofError {
             Self::HashMismatch { at, expected, computed } => {
                 write!(f, "element at byte {at} hashes to {computed}, expected {expected}")
             }
+            Self::ElementMismatch { index, expected, computed } => {
+                write!(f, "stream element {index} hashes to {computed}, expected {expected}")
+            }
+            Self::StreamTooShort => f.write_str("stream proof ends before the reads are replayed"),
+            Self::UnusedElements { used, total } => {
+                write!(f, "stream proof has {total} elements but replaying the reads uses {used}")
+            }
+            Self::BadShape(what) => write!(f, "proof breaks a shape rule: {what}"),
+            Self::OctezVersion(v) => write!(f, "unexpected Octez proof version field {v:#06x}"),
+            Self::Unencodable(what) => write!(f, "cannot encode the proof: {what}"),
             Self::ReadsMismatch => f.write_str("proof is not about the expected paths"),
             Self::WritesMismatch => f.write_str("proof does not make the expected writes"),
         }

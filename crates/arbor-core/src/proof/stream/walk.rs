@@ -6,17 +6,16 @@
 //! increasing), asking for a node's element where a walk needs it shown: a value a read ends
 //! at, a directory or inode a walk goes through. Phase two applies the writes to what phase one
 //! built and, if they leave inodes to be rebuilt from all their bindings (the regions, see
-//! [`super::partial`]), asks for every inode still blinded there, region by region in sorted
+//! [`crate::proof::claims::partial`]), asks for every inode still blinded there, region by region in sorted
 //! order, each depth-first.
 
 use alloc::collections::BTreeSet;
 use alloc::vec::Vec;
 
-use super::error::{Path, ProofError};
-use super::tree::{Entries, ProofInode, ProofTree};
-use super::walk::{self, by_slot, by_step, goes_on, read_ends, Walker};
-use super::{partial, Write, MAX_INODE_DEPTH, MAX_NESTING};
 use crate::hash::Hash;
+use crate::proof::claims::partial;
+use crate::proof::claims::walk::{self, by_slot, by_step, goes_on, read_ends, Walker};
+use crate::proof::types::{Entries, Path, ProofError, ProofInode, ProofTree, Write, MAX_INODE_DEPTH, MAX_NESTING};
 use crate::tezos::InodeConfig;
 
 /// Where the elements come from (the decoder) or go to (the encoder). Each call is for the

@@ -3,14 +3,12 @@
 
 use alloc::vec::Vec;
 
-use super::encode::tag;
-use super::error::ProofError;
-use super::stream::{kind, Header, STREAM_MAGIC, STREAM_VERSION};
-use super::stream_walk::{dir_at, inode_at, Elements};
-use super::tree::{ProofInode, ProofTree};
-use super::Write;
+use super::format::{kind, Header, STREAM_MAGIC, STREAM_VERSION};
+use super::walk::{dir_at, inode_at, Elements};
 use crate::hash::Hash;
 use crate::leb128::write_u64;
+use crate::proof::encoding::format::tag;
+use crate::proof::types::{ProofError, ProofInode, ProofTree, Write};
 use crate::tezos::{ChildKind, InodeConfig};
 
 /// Writes the header of a stream proof.

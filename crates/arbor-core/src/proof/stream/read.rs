@@ -5,14 +5,12 @@
 
 use alloc::vec::Vec;
 
-use super::encode::tag;
-use super::error::{Path, ProofError};
-use super::input::Input;
-use super::stream::{kind, Header, STREAM_MAGIC, STREAM_VERSION};
-use super::stream_walk::Elements;
-use super::tree::{Entries, ProofInode, ProofTree};
-use super::{Write, MAX_INODE_ENTRIES};
+use super::format::{kind, Header, STREAM_MAGIC, STREAM_VERSION};
+use super::walk::Elements;
 use crate::hash::Hash;
+use crate::proof::encoding::format::tag;
+use crate::proof::encoding::input::Input;
+use crate::proof::types::{Entries, Path, ProofError, ProofInode, ProofTree, Write, MAX_INODE_ENTRIES};
 use crate::tezos::{contents_hash, flat_node_hash, inode_tree_hash, inode_values_hash, ChildKind, InodeConfig};
 
 /// A cursor over a stream proof.

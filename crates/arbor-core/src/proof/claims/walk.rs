@@ -11,12 +11,12 @@
 use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::vec::Vec;
 
-use super::error::Path;
+use crate::proof::types::Path;
 use crate::tezos::InodeConfig;
 
 /// What a walk is for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Mode {
+pub(crate) enum Mode {
     /// The read of this index in the proof's read list.
     Read(usize),
     /// A write's path.
@@ -25,7 +25,7 @@ pub(super) enum Mode {
 
 /// One walk, at some point of its path.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Walker<'a> {
+pub(crate) struct Walker<'a> {
     /// The steps still to walk.
     pub rest: &'a [Vec<u8>],
     /// What the walk is for.
@@ -33,7 +33,7 @@ pub(super) struct Walker<'a> {
 }
 
 /// The walks of `reads` (with their indices) and of the paths of `writes`, from the root.
-pub(super) fn start<'a>(reads: &'a [Path], write_paths: &'a BTreeSet<&'a Path>) -> Vec<Walker<'a>> {
+pub(crate) fn start<'a>(reads: &'a [Path], write_paths: &'a BTreeSet<&'a Path>) -> Vec<Walker<'a>> {
     let mut w: Vec<Walker<'a>> =
         reads.iter().enumerate().map(|(i, p)| Walker { rest: &p[..], mode: Mode::Read(i) }).collect();
     w.extend(write_paths.iter().map(|p| Walker { rest: &p[..], mode: Mode::Write }));
@@ -41,17 +41,17 @@ pub(super) fn start<'a>(reads: &'a [Path], write_paths: &'a BTreeSet<&'a Path>) 
 }
 
 /// True if a read ends here (with this node as its target).
-pub(super) fn read_ends(walkers: &[Walker<'_>]) -> bool {
+pub(crate) fn read_ends(walkers: &[Walker<'_>]) -> bool {
     walkers.iter().any(|w| w.rest.is_empty() && matches!(w.mode, Mode::Read(_)))
 }
 
 /// True if a walk goes on below this node.
-pub(super) fn goes_on(walkers: &[Walker<'_>]) -> bool {
+pub(crate) fn goes_on(walkers: &[Walker<'_>]) -> bool {
     walkers.iter().any(|w| !w.rest.is_empty())
 }
 
 /// The walks going on below this node, grouped by the step they take next.
-pub(super) fn by_step<'a, 'w>(walkers: &'w [Walker<'a>]) -> BTreeMap<&'a [u8], Vec<Walker<'a>>> {
+pub(crate) fn by_step<'a, 'w>(walkers: &'w [Walker<'a>]) -> BTreeMap<&'a [u8], Vec<Walker<'a>>> {
     let mut out: BTreeMap<&'a [u8], Vec<Walker<'a>>> = BTreeMap::new();
     for w in walkers {
         if let Some((first, rest)) = w.rest.split_first() {
@@ -63,7 +63,7 @@ pub(super) fn by_step<'a, 'w>(walkers: &'w [Walker<'a>]) -> BTreeMap<&'a [u8], V
 
 /// Walks grouped by the slot their next step takes in an inode at `depth`; each walk keeps its
 /// next step (the inode is not a level of the path).
-pub(super) fn by_slot<'a>(cfg: InodeConfig, depth: u32, walkers: &[Walker<'a>]) -> BTreeMap<u32, Vec<Walker<'a>>> {
+pub(crate) fn by_slot<'a>(cfg: InodeConfig, depth: u32, walkers: &[Walker<'a>]) -> BTreeMap<u32, Vec<Walker<'a>>> {
     let mut out: BTreeMap<u32, Vec<Walker<'a>>> = BTreeMap::new();
     for w in walkers {
         if let Some(first) = w.rest.first() {
@@ -76,10 +76,10 @@ pub(super) fn by_slot<'a>(cfg: InodeConfig, depth: u32, walkers: &[Walker<'a>]) 
 /// Places (directory path, slot path) where the writes leave an inode, or a whole large
 /// directory (empty slot path), with so few bindings that it must be rebuilt from all of them:
 /// every inode there must be shown.
-pub(super) type Regions = BTreeSet<(Path, Vec<u32>)>;
+pub(crate) type Regions = BTreeSet<(Path, Vec<u32>)>;
 
 /// True if `regions` holds `(dir, slots)`.
-pub(super) fn in_regions(regions: &Regions, dir: &[Vec<u8>], slots: &[u32]) -> bool {
+pub(crate) fn in_regions(regions: &Regions, dir: &[Vec<u8>], slots: &[u32]) -> bool {
     // Avoids building the key for the common case of no regions at all.
     !regions.is_empty() && regions.contains(&(dir.to_vec(), slots.to_vec()))
 }

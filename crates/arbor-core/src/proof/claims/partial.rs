@@ -12,11 +12,9 @@
 use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
 
-use super::error::{Path, ProofError};
-use super::tree::{ProofInode, ProofTree};
 use super::walk::Regions;
-use super::{Write, MAX_INODE_DEPTH};
 use crate::hash::Hash;
+use crate::proof::types::{Path, ProofError, ProofInode, ProofTree, Write, MAX_INODE_DEPTH};
 use crate::tezos::{contents_hash, flat_node_hash, inode_tree_hash, inode_values_hash, ChildKind, InodeConfig};
 
 /// A mutable copy of a proof's tree.
@@ -47,7 +45,7 @@ enum Outcome {
 }
 
 /// The result of applying writes to a proof's tree.
-pub(super) struct After {
+pub(crate) struct After {
     /// The after-root; meaningful only when `missing` is None.
     pub hash: Hash,
     /// Inodes and large directories the writes leave to be rebuilt.
@@ -57,7 +55,7 @@ pub(super) struct After {
 }
 
 /// Applies `writes` to `tree` and hashes the result.
-pub(super) fn apply(cfg: InodeConfig, tree: &ProofTree, writes: &[Write]) -> Result<After, ProofError> {
+pub(crate) fn apply(cfg: InodeConfig, tree: &ProofTree, writes: &[Write]) -> Result<After, ProofError> {
     let mut root = Part::from_tree(tree);
     let mut at = Path::new();
     for w in writes {

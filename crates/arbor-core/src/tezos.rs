@@ -1,7 +1,7 @@
 //! The hashing rules of the Tezos context (irmin-pack's Tezos configuration):
 //! contents, flat directories, inode trees and commits.
 //!
-//! Every function writes its encoding into a [`Feed`], which hands Blake2b whole runs of
+//! Every function writes its encoding into a `Feed` (crate::hash), which hands Blake2b whole runs of
 //! blocks from the stack: these run for every node written.
 
 use crate::caml::caml_hash;

@@ -27,8 +27,8 @@ pub use arbor_core::{Hash, InodeConfig};
 pub use config::{Config, Durability};
 pub use error::{Corruption, Error, Result};
 pub use path::{parse_path, Step};
-pub use tree::{Depth, Kind, Order, Tree};
+pub use tree::{Depth, Kind, Order, SharedValue, Tree};
 pub(crate) mod pack;
 pub mod store;
 
-pub use store::{CommitInfo, GcHandle, GcMode, GcReport, Store};
+pub use store::{CommitInfo, CommitOptions, GcHandle, GcMode, GcReport, Store};

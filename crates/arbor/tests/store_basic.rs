@@ -143,3 +143,29 @@ fn read_only_refresh_follows_new_chunks() {
     assert_eq!(back.hash(), tree.hash());
     assert_eq!(back.length(&["blocks"]).unwrap(), 40);
 }
+
+/// `find_shared` returns the same bytes as `find` without a copy, and what it returned stays
+/// valid after the tree changes; `commit_with` records what its options say.
+#[test]
+fn shared_reads_and_commit_options() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = arbor::Store::open(dir.path()).unwrap();
+    let big = vec![7u8; 100];
+    let mut tree = store.empty().add(&["a", "small"], b"01").unwrap().add(&["a", "big"], &big).unwrap();
+    let small = tree.find_shared(&["a", "small"]).unwrap().unwrap();
+    assert_eq!(&small[..], b"01");
+    assert!(tree.find_shared(&["a", "missing"]).unwrap().is_none());
+    assert!(tree.find_shared(&["a"]).unwrap().is_none(), "a directory is not a value");
+    tree.add_mut(&["a", "small"], b"02").unwrap();
+    assert_eq!(&small[..], b"01", "a shared value does not change with the tree");
+
+    let options = arbor::CommitOptions::new().date(1_530_374_912).message("genesis");
+    let (first, _) = store.commit_with(&tree, &options).unwrap();
+    assert_eq!(first, store.commit(&tree, &[], 1_530_374_912, "Tezos", "genesis").unwrap());
+    let stored = store.checkout(&first).unwrap();
+    assert_eq!(stored.find_shared(&["a", "big"]).unwrap().as_deref(), Some(&big[..]));
+    let options = arbor::CommitOptions::new().parent(first).date(5).author("me").message(b"m");
+    let (second, _) = store.commit_with(&stored, &options).unwrap();
+    let info = store.commit_info(&second).unwrap();
+    assert_eq!((info.parents, info.date, &info.author[..], &info.message[..]), (vec![first], 5, &b"me"[..], &b"m"[..]));
+}

@@ -2,6 +2,7 @@
 //! `checkout` / `commit`).
 
 mod check;
+mod commit_options;
 mod gc;
 mod index;
 mod load;
@@ -19,6 +20,7 @@ use arbor_core::{commit_hash, Hash};
 use parking_lot::{Mutex, RwLock};
 
 pub use check::{FsckReport, StoreStats};
+pub use commit_options::CommitOptions;
 pub use gc::{GcHandle, GcMode, GcReport};
 pub use write::WriteStats;
 

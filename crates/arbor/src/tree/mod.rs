@@ -21,6 +21,23 @@ pub use walk::{Depth, Order};
 use crate::error::{Error, Result};
 use crate::path::{check_path, Step};
 
+/// The bytes of a value, shared with the tree it was read from ([`Tree::find_shared`]).
+#[derive(Clone, Debug)]
+pub struct SharedValue(Arc<Value>);
+
+impl std::ops::Deref for SharedValue {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        &self.0.bytes
+    }
+}
+
+impl AsRef<[u8]> for SharedValue {
+    fn as_ref(&self) -> &[u8] {
+        &self.0.bytes
+    }
+}
+
 /// What a tree is at its root.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
@@ -107,6 +124,18 @@ impl Tree {
         self.ctx.lookup(&self.root, path, |p| match p {
             Some(Ptr::Value(v)) => Ok(Some(v.bytes.to_vec())),
             Some(p) => Ok(self.ctx.value_of(p)?.map(|v| v.bytes.to_vec())),
+            None => Ok(None),
+        })
+    }
+
+    /// The value at `path`, shared with the tree rather than copied: reading it costs a
+    /// reference count, whatever its size. It stays valid (and unchanged) after the tree
+    /// changes or is dropped.
+    pub fn find_shared<S: AsRef<[u8]>>(&self, path: &[S]) -> Result<Option<SharedValue>> {
+        check_path(path)?;
+        self.ctx.lookup(&self.root, path, |p| match p {
+            Some(Ptr::Value(v)) => Ok(Some(SharedValue(v.clone()))),
+            Some(p) => Ok(self.ctx.value_of(p)?.map(SharedValue)),
             None => Ok(None),
         })
     }

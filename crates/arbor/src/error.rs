@@ -199,6 +199,7 @@ impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             Error::Io { source, .. } => Some(source),
+            Error::Snapshot(e) => Some(e),
             _ => None,
         }
     }

@@ -583,3 +583,12 @@ fn crafted_files_are_refused_with_typed_errors() {
     longer.push(0);
     malformed(refused(&enc::file(cfg, &info, &longer, enc::counts(&tree)), cfg), "after the end of the tree");
 }
+
+/// A snapshot failure is an `arbor::Error` whose `source()` is the typed `SnapshotError`.
+#[test]
+fn snapshot_errors_are_reachable_through_source() {
+    let store = mem_store(InodeConfig::TEZOS);
+    let e = snapshot::import(&store, &b"not a snapshot file at all"[..]).unwrap_err();
+    let source = std::error::Error::source(&e).expect("a snapshot error has a source");
+    assert_eq!(source.downcast_ref::<SnapshotError>(), Some(&SnapshotError::BadMagic), "{e}");
+}

@@ -162,6 +162,9 @@ pub enum SnapshotError {
     EmptyDirectory,
 }
 
+/// The snapshot's own error type, reachable from [`crate::Error`] through `source()`.
+impl std::error::Error for SnapshotError {}
+
 impl fmt::Display for SnapshotError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

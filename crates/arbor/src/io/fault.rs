@@ -63,6 +63,16 @@ pub struct KillPoint {
 /// later one, as if the process were gone.
 pub type CrashHook = Arc<dyn Fn(&KillPoint) + Send + Sync>;
 
+/// Which operations [`FaultFs::crash_at`] counts to find its crash operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CrashCounter {
+    /// Every numbered operation (reads included).
+    All,
+    /// Only operations that change the disk: writes, length changes, creations, renames,
+    /// removals and syncs. Crashes then land where a torn write or a lost sync matters.
+    Mutations,
+}
+
 /// Operation classes, for deciding which fault applies.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Class {
@@ -73,7 +83,7 @@ enum Class {
 
 #[derive(Default)]
 struct Plan {
-    crash_at: Option<(u64, CrashHook)>,
+    crash_at: Option<(CrashCounter, u64, CrashHook)>,
     fault_at: Option<(u64, InjectedFault)>,
     disk_full: bool,
 }
@@ -81,6 +91,7 @@ struct Plan {
 struct State {
     inner: Arc<dyn FileSystem>,
     ops: AtomicU64,
+    mutations: AtomicU64,
     faults_fired: AtomicU64,
     dead: AtomicBool,
     plan: Mutex<Plan>,
@@ -109,9 +120,14 @@ impl State {
             return Verdict::Fail(dead());
         }
         let n = self.ops.fetch_add(1, Ordering::AcqRel) + 1;
+        let m = if class == Class::Read { 0 } else { self.mutations.fetch_add(1, Ordering::AcqRel) + 1 };
         let mut plan = self.plan.lock();
-        if let Some((at, hook)) = &plan.crash_at {
-            if *at == n {
+        if let Some((counter, at, hook)) = &plan.crash_at {
+            let count = match counter {
+                CrashCounter::All => n,
+                CrashCounter::Mutations => m,
+            };
+            if *at == count {
                 let hook = hook.clone();
                 plan.crash_at = None;
                 return Verdict::Crash(n, hook);
@@ -210,6 +226,7 @@ impl FaultFs {
             state: Arc::new(State {
                 inner,
                 ops: AtomicU64::new(0),
+                mutations: AtomicU64::new(0),
                 faults_fired: AtomicU64::new(0),
                 dead: AtomicBool::new(false),
                 plan: Mutex::new(Plan::default()),
@@ -218,11 +235,11 @@ impl FaultFs {
         }
     }
 
-    /// Crashes at operation number `op` (counted from 1 since creation;
-    /// `exists`, `lock_exclusive` and `drop_cache` are not counted), calling
-    /// `hook`. Replaces an earlier crash plan.
-    pub fn crash_at(&self, op: u64, hook: CrashHook) {
-        self.state.plan.lock().crash_at = Some((op, hook));
+    /// Crashes at operation number `op` as `counter` counts (from 1 since
+    /// creation; `exists`, `lock_exclusive` and `drop_cache` are never
+    /// counted), calling `hook`. Replaces an earlier crash plan.
+    pub fn crash_at(&self, counter: CrashCounter, op: u64, hook: CrashHook) {
+        self.state.plan.lock().crash_at = Some((counter, op, hook));
     }
 
     /// Injects `fault` at operation number `op` (see [`InjectedFault`] for
@@ -242,6 +259,11 @@ impl FaultFs {
     /// Operations numbered so far.
     pub fn ops(&self) -> u64 {
         self.state.ops.load(Ordering::Acquire)
+    }
+
+    /// Of those, operations that change the disk (see [`CrashCounter::Mutations`]).
+    pub fn mutations(&self) -> u64 {
+        self.state.mutations.load(Ordering::Acquire)
     }
 
     /// Faults injected so far (each refused operation of a full disk counts).
@@ -365,7 +387,7 @@ mod tests {
         let fs = wrap(&mem, 3);
         let seen = Arc::new(Mutex::new(Vec::new()));
         let seen2 = seen.clone();
-        fs.crash_at(3, Arc::new(move |k: &KillPoint| seen2.lock().push(k.clone())));
+        fs.crash_at(CrashCounter::All, 3, Arc::new(move |k: &KillPoint| seen2.lock().push(k.clone())));
         let f = fs.open(Path::new("f"), rw()).unwrap(); // op 1
         f.write_all_at(b"abcd", 0).unwrap(); // op 2
         assert!(f.write_all_at(b"efgh", 4).is_err()); // op 3: the crash
@@ -393,7 +415,7 @@ mod tests {
             let fs = wrap(&MemFs::new(), seed);
             let style = Arc::new(Mutex::new(None));
             let s2 = style.clone();
-            fs.crash_at(2, Arc::new(move |k: &KillPoint| *s2.lock() = Some(k.style)));
+            fs.crash_at(CrashCounter::All, 2, Arc::new(move |k: &KillPoint| *s2.lock() = Some(k.style)));
             let f = fs.open(Path::new("f"), rw()).unwrap();
             let _ = f.write_all_at(b"0123456789", 0);
             let i = match style.lock().expect("crashed") {
@@ -435,5 +457,20 @@ mod tests {
         assert_eq!(e.raw_os_error(), Some(rustix::io::Errno::IO.raw_os_error()));
         assert_eq!(f.read_at(&mut [0; 2], 0).unwrap(), 2);
         assert_eq!(fs.ops(), 5);
+        assert_eq!(fs.mutations(), 3, "open with create, write, sync");
+    }
+
+    #[test]
+    fn mutation_counter_skips_reads() {
+        let fs = wrap(&MemFs::new(), 5);
+        let hit = Arc::new(Mutex::new(None));
+        let h2 = hit.clone();
+        fs.crash_at(CrashCounter::Mutations, 2, Arc::new(move |k: &KillPoint| *h2.lock() = Some(k.call)));
+        let f = fs.open(Path::new("f"), rw()).unwrap(); // mutation 1
+        for _ in 0..5 {
+            f.read_at(&mut [0; 1], 0).unwrap();
+        }
+        assert!(f.sync_data().is_err()); // mutation 2
+        assert_eq!(*hit.lock(), Some("sync_data"));
     }
 }

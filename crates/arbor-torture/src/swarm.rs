@@ -34,6 +34,10 @@ pub struct Params {
     pub max_actions: u64,
     /// Largest number of changes in a commit.
     pub max_ops: u64,
+    /// Fail on a reader's error during a collection too. Without it, such an error (the
+    /// known defect of issue 14 item 5: a reader meeting a collection's switch reports
+    /// corruption that is not there) is counted and printed, and the run goes on.
+    pub strict_readers: bool,
 }
 
 /// What a run did, for the report.
@@ -55,6 +59,9 @@ pub struct Stats {
     pub commits_checked: u64,
     /// Reader processes run.
     pub readers: u64,
+    /// Reader errors while the writer ran a collection (issue 14 item 5), each with its seed
+    /// and writer process, when not strict.
+    pub reader_gc_errors: Vec<String>,
     /// Distinct kill points: call, file kind and crash style.
     pub points: BTreeMap<String, u64>,
 }
@@ -70,6 +77,7 @@ impl Stats {
         self.acked += o.acked;
         self.commits_checked += o.commits_checked;
         self.readers += o.readers;
+        self.reader_gc_errors.extend(o.reader_gc_errors.iter().cloned());
         for (k, n) in &o.points {
             *self.points.entry(k.clone()).or_default() += n;
         }
@@ -104,6 +112,10 @@ struct World {
     exports: Vec<(String, Hash)>,
     next_date: i64,
     next_file: u64,
+    /// The `keep_from` of the last collection planned (acknowledged or not): the next one
+    /// must not keep from an older commit (the engine refuses to move the floor back, with
+    /// `CommitDropped`, even in archive mode where that commit is still readable).
+    last_keep: Option<Hash>,
 }
 
 impl World {
@@ -133,8 +145,10 @@ impl World {
                 expect.push(Expect::Commit(h));
                 order.push(h);
             } else if roll < 15 && order.len() >= 3 {
-                let i = order.len() - 1 - rng.below(3) as usize;
+                let lo = self.last_keep.and_then(|k| order.iter().position(|h| *h == k)).unwrap_or(0);
+                let i = order.len() - 1 - rng.below((order.len() - lo).min(3) as u64) as usize;
                 let keep_from = order[i];
+                self.last_keep = Some(keep_from);
                 // Log order: what precedes the kept commit goes (in drop mode).
                 let dropped: Vec<Hash> = if self.gc_mode == GcMode::Drop { order.drain(..i).collect() } else { Vec::new() };
                 plan.push(Action::Gc { keep_from, mode: self.gc_mode });
@@ -172,6 +186,8 @@ struct Report {
     err: Option<String>,
     unexpected: Option<String>,
     done: bool,
+    /// Operations and mutations of a writer that finished.
+    done_ops: String,
 }
 
 fn parse_report(out: &str) -> Report {
@@ -196,7 +212,10 @@ fn parse_report(out: &str) -> Report {
             }
             "ERR" => r.err = Some(rest.to_string()),
             "UNEXPECTED" => r.unexpected = Some(rest.to_string()),
-            "DONE" => r.done = true,
+            "DONE" => {
+                r.done = true;
+                r.done_ops = rest.to_string();
+            }
             _ => {}
         }
     }
@@ -232,6 +251,7 @@ pub fn run(seed: u64, p: &Params, work: &Path, log: &mut dyn FnMut(&str)) -> Res
         exports: Vec::new(),
         next_date: 1,
         next_file: 0,
+        last_keep: None,
     };
     let mut stats = Stats::default();
     for k in 0..p.children {
@@ -316,7 +336,13 @@ pub fn run(seed: u64, p: &Params, work: &Path, log: &mut dyn FnMut(&str)) -> Res
             stats.readers += 1;
             let text = String::from_utf8_lossy(&r.stdout);
             if let Some(line) = text.lines().find(|l| l.starts_with("READ-ERR")) {
-                return Err(fail(&stats, format!("reader: {line}")));
+                let gc_ran = expect.iter().enumerate().any(|(i, e)| matches!(e, Expect::Gc { .. }) && report.begun.is_some_and(|b| b >= i));
+                if gc_ran && !p.strict_readers {
+                    stats.reader_gc_errors.push(format!("seed {seed} writer {k}: {line}"));
+                } else {
+                    let during = if gc_ran { " (during a collection)" } else { "" };
+                    return Err(fail(&stats, format!("reader{during}: {line}")));
+                }
             }
             if !r.status.success() && r.status.signal() != Some(9) {
                 return Err(fail(&stats, format!("reader ended with {}:\n{}", r.status, tail(&String::from_utf8_lossy(&r.stderr)))));
@@ -361,7 +387,7 @@ pub fn run(seed: u64, p: &Params, work: &Path, log: &mut dyn FnMut(&str)) -> Res
         let ended = match (&report.kill, &report.err) {
             (Some(p), _) => format!("killed at {p}"),
             (None, Some(e)) => format!("fault: {e}"),
-            (None, None) => "completed".into(),
+            (None, None) => format!("completed (operations, mutations: {})", report.done_ops),
         };
         log(&format!(
             "seed {seed} child {k}: {} actions, {} acked, {ended}; main has {} commits, import {}",

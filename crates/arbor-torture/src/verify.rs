@@ -149,3 +149,82 @@ fn compare(store: &Store, h: &Hash, planned: &Planned) -> Result<(), String> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{key, Op};
+
+    /// A store with one commit made as the swarm plans it, and the state that knows it.
+    fn one_commit(dir: &std::path::Path) -> (StoreState, Hash) {
+        let inode = arbor::Config::default().inode;
+        let mut model = Model::default();
+        model.apply(&Op::Add(key("a/b"), b"1".to_vec()));
+        model.apply(&Op::Add(key("big/0001"), vec![b'x'; 100]));
+        let planned = Planned { tree: model.hash(inode), model, parent: None, date: 1, message: "c1".into() };
+        let store = Store::open_with(dir, store_config(Arc::new(OsFs), false)).unwrap();
+        let mut tree = store.empty();
+        for (k, v) in planned.model.values() {
+            tree.add_mut(k, v).unwrap();
+        }
+        let h = store.commit(&tree, &[], 1, "Tezos", "c1").unwrap();
+        assert_eq!(h, planned.hash(), "the plan names the commit the store makes");
+        store.close().unwrap();
+        let mut state = StoreState::new(dir.to_path_buf());
+        state.known.insert(h, Arc::new(planned));
+        state.must.insert(h);
+        (state, h)
+    }
+
+    #[test]
+    fn a_sound_store_passes_and_its_commits_become_required() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut state, h) = one_commit(dir.path());
+        state.must.clear();
+        state.check(arbor::Config::default().inode, &HashSet::new()).unwrap();
+        assert_eq!(state.present, vec![h]);
+        assert!(state.must.contains(&h), "a commit seen after recovery must stay");
+    }
+
+    #[test]
+    fn a_lost_acknowledged_commit_fails_the_check() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut state, _) = one_commit(dir.path());
+        let other = arbor_core::blake2b_256(&[b"never committed"]);
+        state.must.insert(other);
+        let e = state.check(arbor::Config::default().inode, &HashSet::new()).unwrap_err();
+        assert!(e.contains("is lost"), "{e}");
+        // Unless an unacknowledged collection may have dropped it.
+        state.check(arbor::Config::default().inode, &HashSet::from([other])).unwrap();
+    }
+
+    #[test]
+    fn wrong_contents_or_an_unplanned_commit_fail_the_check() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut state, h) = one_commit(dir.path());
+        let mut wrong = Model::default();
+        wrong.apply(&Op::Add(key("a/b"), b"2".to_vec()));
+        let p = state.known[&h].clone();
+        // Same metadata and tree hash as the store's, other values: only the value
+        // comparison can tell.
+        state.known.insert(h, Arc::new(Planned { model: wrong, tree: p.tree, parent: None, date: 1, message: "c1".into() }));
+        let e = state.check(arbor::Config::default().inode, &HashSet::new()).unwrap_err();
+        assert!(e.contains("values differ"), "{e}");
+        state.known.clear();
+        let e = state.check(arbor::Config::default().inode, &HashSet::new()).unwrap_err();
+        assert!(e.contains("never planned"), "{e}");
+    }
+
+    #[test]
+    fn a_store_that_does_not_open_fails_the_check() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut state, _) = one_commit(dir.path());
+        for name in std::fs::read_dir(dir.path().join("pack")).unwrap() {
+            let path = name.unwrap().path();
+            if path.extension().is_some_and(|e| e == "chunk") {
+                std::fs::write(&path, b"not a chunk").unwrap();
+            }
+        }
+        assert!(state.check(arbor::Config::default().inode, &HashSet::new()).is_err());
+    }
+}

@@ -133,13 +133,14 @@ fn run_action(stores: &mut Stores, args: &ChildArgs, action: &Action) -> arbor::
 
 /// Runs a writer process; returns its exit code.
 pub fn run(args: &ChildArgs) -> i32 {
-    let plan = match std::fs::read_to_string(&args.plan).map_err(|e| e.to_string()).and_then(|t| crate::plan::decode(&t)) {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("arbor-torture child: {}: {e}", args.plan.display());
-            return 2;
-        }
-    };
+    let plan =
+        match std::fs::read_to_string(&args.plan).map_err(|e| e.to_string()).and_then(|t| crate::plan::decode(&t)) {
+            Ok(p) => p,
+            Err(e) => {
+                eprintln!("arbor-torture child: {}: {e}", args.plan.display());
+                return 2;
+            }
+        };
     let fs = FaultFs::new(Arc::new(OsFs), args.io_seed);
     if let Some((counter, n)) = args.crash_at {
         fs.crash_at(counter, n, Arc::new(die));

@@ -34,7 +34,7 @@ pub(crate) fn store_config(fs: Arc<dyn FileSystem>, read_only: bool) -> Config {
 
 /// Seeds of the quick mode (CI). Every seed from 1 up, but those listed in
 /// [`QUICK_MODE_KNOWN_FAILURES`].
-const QUICK_SEEDS: u64 = 6;
+const QUICK_SEEDS: u64 = 12;
 /// Seeds that fail because of an engine bug not fixed yet: the quick mode skips them (saying
 /// so), the long mode and `--seed` still run them. See docs/TORTURE.md.
 const QUICK_MODE_KNOWN_FAILURES: &[u64] = &[];
@@ -124,7 +124,9 @@ fn main() -> ExitCode {
         Some(Cmd::Child { store, import_store, work, plan, crash_at, crash_mutations, fault_at, fault, io_seed }) => {
             let counter = if crash_mutations { CrashCounter::Mutations } else { CrashCounter::All };
             let crash_at = crash_at.map(|n| (counter, n));
-            let fault_at = fault_at.zip(fault).map(|(n, f)| (n, if f == "eio" { InjectedFault::Io } else { InjectedFault::NoSpace }));
+            let fault_at = fault_at
+                .zip(fault)
+                .map(|(n, f)| (n, if f == "eio" { InjectedFault::Io } else { InjectedFault::NoSpace }));
             let args = child::ChildArgs { store, import_store, work, plan, crash_at, fault_at, io_seed };
             ExitCode::from(child::run(&args) as u8)
         }
@@ -145,8 +147,15 @@ fn parse_seeds(text: &str) -> Result<(u64, u64), String> {
 fn swarm_main(a: &RunArgs) -> ExitCode {
     // The quick mode's budget keeps a CI run to a few minutes; the long mode's runs an hour or
     // so on two cores (figures in docs/TORTURE.md).
-    let (mode, default_seeds, children) = if a.long { ("long", (1, 64), 150) } else { ("quick", (1, QUICK_SEEDS), 40) };
-    let params = Params { children: a.children.unwrap_or(children), op_budget: 100, mutation_budget: 24, max_actions: 5, max_ops: 60, strict_readers: a.long || a.strict_readers };
+    let (mode, default_seeds, children) = if a.long { ("long", (1, 64), 300) } else { ("quick", (1, QUICK_SEEDS), 100) };
+    let params = Params {
+        children: a.children.unwrap_or(children),
+        op_budget: 100,
+        mutation_budget: 24,
+        max_actions: 5,
+        max_ops: 60,
+        strict_readers: a.long || a.strict_readers,
+    };
     let mut seeds: Vec<u64> = match (a.seed, &a.seeds) {
         (Some(s), _) => vec![s],
         (None, Some(text)) => match parse_seeds(text) {
@@ -186,8 +195,8 @@ fn swarm_main(a: &RunArgs) -> ExitCode {
     let next = AtomicUsize::new(0);
     std::thread::scope(|scope| {
         for _ in 0..a.jobs.max(1) {
-            scope.spawn(|| loop {
-                let Some(&seed) = seeds.get(next.fetch_add(1, Ordering::Relaxed)) else { break };
+            scope.spawn(|| {
+                while let Some(&seed) = seeds.get(next.fetch_add(1, Ordering::Relaxed)) {
                 let work = base.join(format!("seed-{seed}"));
                 if let Err(e) = std::fs::create_dir_all(&work) {
                     failures.lock().expect("no panic holds it").push(format!("seed {seed}: making {}: {e}", work.display()));
@@ -214,7 +223,8 @@ fn swarm_main(a: &RunArgs) -> ExitCode {
                         let _ = std::fs::remove_dir_all(&work);
                         total.lock().expect("no panic holds it").add(&s);
                     }
-                    Err((s, f)) => {
+                    Err(failed) => {
+                        let (s, f) = *failed;
                         let msg = format!(
                             "FAILED seed {seed} after writer process {} of {}: {}\n  replay: arbor-torture --seed {seed} --children {} --dir DIR\n  (this run's stores are kept in {})",
                             f.child,
@@ -227,6 +237,7 @@ fn swarm_main(a: &RunArgs) -> ExitCode {
                         total.lock().expect("no panic holds it").add(&s);
                         failures.lock().expect("no panic holds it").push(msg);
                     }
+                }
                 }
             });
         }
@@ -271,4 +282,3 @@ fn swarm_main(a: &RunArgs) -> ExitCode {
         ExitCode::FAILURE
     }
 }
-

@@ -69,7 +69,12 @@ impl Model {
 
     /// Removes the value at `k` and everything below it.
     fn remove(&mut self, k: &[Vec<u8>]) {
-        let doomed: Vec<Key> = self.values.range(k.to_vec()..).take_while(|(key, _)| key.starts_with(k)).map(|(key, _)| key.clone()).collect();
+        let doomed: Vec<Key> = self
+            .values
+            .range(k.to_vec()..)
+            .take_while(|(key, _)| key.starts_with(k))
+            .map(|(key, _)| key.clone())
+            .collect();
         for key in doomed {
             self.values.remove(&key);
         }

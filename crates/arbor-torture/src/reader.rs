@@ -23,7 +23,8 @@ type Failure = (Hash, String);
 
 fn check_commit(store: &Store, h: &Hash) -> Result<bool, Failure> {
     let fail = |e: &dyn std::fmt::Display| (*h, e.to_string().replace('\n', " "));
-    let benign = |e: &Error| matches!(e, Error::CommitDropped { .. } | Error::UnknownCommit(_) | Error::ObjectDropped { .. });
+    let benign =
+        |e: &Error| matches!(e, Error::CommitDropped { .. } | Error::UnknownCommit(_) | Error::ObjectDropped { .. });
     let info = match store.commit_info(h) {
         Ok(i) => i,
         Err(e) if benign(&e) => return Ok(false),
@@ -113,12 +114,12 @@ pub fn run(store_dir: &Path, seed: u64, millis: u64) -> i32 {
             }
         }
         rounds += 1;
-        if rounds % 16 == 0 {
+        if rounds.is_multiple_of(16) {
             // A fresh read-only open now and then: it must cope with whatever the writer's
             // last kill left (a torn tail, an interrupted collection).
             store = None;
         }
-        if checked % 64 == 0 {
+        if checked.is_multiple_of(64) {
             println!("READ {checked}");
             let _ = std::io::stdout().flush();
         }

@@ -138,7 +138,8 @@ impl World {
                 self.next_date += 1;
                 let count = 1 + rng.below(p.max_ops) as usize;
                 let (ops, model) = commit_ops(rng, &base, date, count);
-                let planned = Planned { tree: model.hash(self.inode), model, parent, date, message: format!("c{date}") };
+                let planned =
+                    Planned { tree: model.hash(self.inode), model, parent, date, message: format!("c{date}") };
                 let h = planned.hash();
                 self.main.known.insert(h, Arc::new(planned));
                 plan.push(Action::Commit { parent, date, message: format!("c{date}"), ops });
@@ -150,7 +151,8 @@ impl World {
                 let keep_from = order[i];
                 self.last_keep = Some(keep_from);
                 // Log order: what precedes the kept commit goes (in drop mode).
-                let dropped: Vec<Hash> = if self.gc_mode == GcMode::Drop { order.drain(..i).collect() } else { Vec::new() };
+                let dropped: Vec<Hash> =
+                    if self.gc_mode == GcMode::Drop { order.drain(..i).collect() } else { Vec::new() };
                 plan.push(Action::Gc { keep_from, mode: self.gc_mode });
                 expect.push(Expect::Gc { dropped });
             } else if roll < 17 {
@@ -238,8 +240,9 @@ fn spawn_reader(exe: &Path, store: &Path, seed: u64) -> std::io::Result<Child> {
 
 /// Runs the swarm for `seed` in `work` (which must be empty); `log` receives one line per
 /// writer process.
-pub fn run(seed: u64, p: &Params, work: &Path, log: &mut dyn FnMut(&str)) -> Result<Stats, (Stats, Failure)> {
-    let exe = std::env::current_exe().map_err(|e| (Stats::default(), Failure { child: 0, what: format!("own path: {e}") }))?;
+pub fn run(seed: u64, p: &Params, work: &Path, log: &mut dyn FnMut(&str)) -> Result<Stats, Box<(Stats, Failure)>> {
+    let exe = std::env::current_exe()
+        .map_err(|e| Box::new((Stats::default(), Failure { child: 0, what: format!("own path: {e}") })))?;
     let mut rng = SplitMix64::new(seed);
     let gc_mode = if rng.chance(1, 3) { GcMode::Archive } else { GcMode::Drop };
     let mut w = World {
@@ -255,7 +258,7 @@ pub fn run(seed: u64, p: &Params, work: &Path, log: &mut dyn FnMut(&str)) -> Res
     };
     let mut stats = Stats::default();
     for k in 0..p.children {
-        let fail = |stats: &Stats, what: String| (stats.clone(), Failure { child: k, what });
+        let fail = |stats: &Stats, what: String| Box::new((stats.clone(), Failure { child: k, what }));
         let (plan, expect) = w.plan(&mut rng, p);
         let plan_file = w.work.join(format!("plan-{k}"));
         std::fs::write(&plan_file, encode(&plan)).map_err(|e| fail(&stats, format!("writing the plan: {e}")))?;
@@ -276,7 +279,9 @@ pub fn run(seed: u64, p: &Params, work: &Path, log: &mut dyn FnMut(&str)) -> Res
         let reader_seed = rng.chance(1, 2).then(|| rng.next_u64());
 
         let reader = match reader_seed {
-            Some(s) => Some(spawn_reader(&exe, &w.main.dir, s).map_err(|e| fail(&stats, format!("spawning a reader: {e}")))?),
+            Some(s) => {
+                Some(spawn_reader(&exe, &w.main.dir, s).map_err(|e| fail(&stats, format!("spawning a reader: {e}")))?)
+            }
             None => None,
         };
         let mut cmd = Command::new(&exe);
@@ -309,7 +314,8 @@ pub fn run(seed: u64, p: &Params, work: &Path, log: &mut dyn FnMut(&str)) -> Res
         let stdout = String::from_utf8_lossy(&out.stdout);
         let stderr = String::from_utf8_lossy(&out.stderr);
         let report = parse_report(&stdout);
-        let tail = |s: &str| s.lines().rev().take(12).collect::<Vec<_>>().into_iter().rev().collect::<Vec<_>>().join("\n");
+        let tail =
+            |s: &str| s.lines().rev().take(12).collect::<Vec<_>>().into_iter().rev().collect::<Vec<_>>().join("\n");
 
         // How the writer ended must be one of the three planned ways.
         if let Some(u) = &report.unexpected {
@@ -325,7 +331,12 @@ pub fn run(seed: u64, p: &Params, work: &Path, log: &mut dyn FnMut(&str)) -> Res
             _ => {
                 return Err(fail(
                     &stats,
-                    format!("writer ended unexpectedly ({}):\nstdout:\n{}\nstderr:\n{}", out.status, tail(&stdout), tail(&stderr)),
+                    format!(
+                        "writer ended unexpectedly ({}):\nstdout:\n{}\nstderr:\n{}",
+                        out.status,
+                        tail(&stdout),
+                        tail(&stderr)
+                    ),
                 ))
             }
         }
@@ -336,7 +347,10 @@ pub fn run(seed: u64, p: &Params, work: &Path, log: &mut dyn FnMut(&str)) -> Res
             stats.readers += 1;
             let text = String::from_utf8_lossy(&r.stdout);
             if let Some(line) = text.lines().find(|l| l.starts_with("READ-ERR")) {
-                let gc_ran = expect.iter().enumerate().any(|(i, e)| matches!(e, Expect::Gc { .. }) && report.begun.is_some_and(|b| b >= i));
+                let gc_ran = expect
+                    .iter()
+                    .enumerate()
+                    .any(|(i, e)| matches!(e, Expect::Gc { .. }) && report.begun.is_some_and(|b| b >= i));
                 if gc_ran && !p.strict_readers {
                     stats.reader_gc_errors.push(format!("seed {seed} writer {k}: {line}"));
                 } else {
@@ -345,7 +359,10 @@ pub fn run(seed: u64, p: &Params, work: &Path, log: &mut dyn FnMut(&str)) -> Res
                 }
             }
             if !r.status.success() && r.status.signal() != Some(9) {
-                return Err(fail(&stats, format!("reader ended with {}:\n{}", r.status, tail(&String::from_utf8_lossy(&r.stderr)))));
+                return Err(fail(
+                    &stats,
+                    format!("reader ended with {}:\n{}", r.status, tail(&String::from_utf8_lossy(&r.stderr))),
+                ));
             }
         }
 

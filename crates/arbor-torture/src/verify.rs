@@ -83,7 +83,12 @@ impl StoreState {
         }
         let report = store.fsck();
         if !report.errors.is_empty() {
-            return Err(format!("fsck of {} found {} problems: {:?}", self.dir.display(), report.errors.len(), report.errors));
+            return Err(format!(
+                "fsck of {} found {} problems: {:?}",
+                self.dir.display(),
+                report.errors.len(),
+                report.errors
+            ));
         }
         let mut present = Vec::new();
         for h in store.commits() {
@@ -91,7 +96,8 @@ impl StoreState {
                 return Err(format!("commit {} in {} was never planned", h.to_hex(), self.dir.display()));
             };
             if store.contains(&h) {
-                compare(&store, &h, planned).map_err(|e| format!("commit {} in {}: {e}", h.to_hex(), self.dir.display()))?;
+                compare(&store, &h, planned)
+                    .map_err(|e| format!("commit {} in {}: {e}", h.to_hex(), self.dir.display()))?;
                 self.commits_checked += 1;
                 present.push(h);
             }
@@ -103,7 +109,11 @@ impl StoreState {
             }
         }
         if let Some(h) = self.gone.iter().find(|h| contained.contains(*h)) {
-            return Err(format!("commit {} came back in {} after a collection dropped it", h.to_hex(), self.dir.display()));
+            return Err(format!(
+                "commit {} came back in {} after a collection dropped it",
+                h.to_hex(),
+                self.dir.display()
+            ));
         }
         self.must.retain(|h| contained.contains(h));
         // What a recovery kept is durable from now on, acknowledged or not.
@@ -145,7 +155,11 @@ fn compare(store: &Store, h: &Hash, planned: &Planned) -> Result<(), String> {
             .map(|(k, _)| k.clone())
             .or_else(|| want.keys().find(|k| !values.contains_key(*k)).cloned())
             .map_or_else(String::new, |k| show(&k));
-        return Err(format!("values differ from the plan ({} read, {} planned; first difference at {first})", values.len(), want.len()));
+        return Err(format!(
+            "values differ from the plan ({} read, {} planned; first difference at {first})",
+            values.len(),
+            want.len()
+        ));
     }
     Ok(())
 }
@@ -207,7 +221,9 @@ mod tests {
         let p = state.known[&h].clone();
         // Same metadata and tree hash as the store's, other values: only the value
         // comparison can tell.
-        state.known.insert(h, Arc::new(Planned { model: wrong, tree: p.tree, parent: None, date: 1, message: "c1".into() }));
+        state
+            .known
+            .insert(h, Arc::new(Planned { model: wrong, tree: p.tree, parent: None, date: 1, message: "c1".into() }));
         let e = state.check(arbor::Config::default().inode, &HashSet::new()).unwrap_err();
         assert!(e.contains("values differ"), "{e}");
         state.known.clear();

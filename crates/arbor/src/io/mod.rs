@@ -15,8 +15,8 @@ use std::io;
 use std::path::Path;
 use std::sync::Arc;
 
-pub use mem::{FaultKind, MemFs, MemFsStats, SyncHook, SyncKind, SyncPoint, TornWrites};
 pub use fault::{CrashCounter, CrashHook, CrashStyle, FaultFs, InjectedFault, KillPoint};
+pub use mem::{FaultKind, MemFs, MemFsStats, SyncHook, SyncKind, SyncPoint, TornWrites};
 pub use os::OsFs;
 pub use rng::SplitMix64;
 pub use std::io::Result as IoResult;

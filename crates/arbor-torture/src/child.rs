@@ -53,6 +53,7 @@ fn style_text(s: CrashStyle) -> String {
         CrashStyle::Before => "before".into(),
         CrashStyle::After => "after".into(),
         CrashStyle::Torn(n) => format!("torn:{n}"),
+        CrashStyle::PowerLoss { kept, lost } => format!("power:{kept}/{lost}"),
     }
 }
 
@@ -142,6 +143,8 @@ pub fn run(args: &ChildArgs) -> i32 {
             }
         };
     let fs = FaultFs::new(Arc::new(OsFs), args.io_seed);
+    // A third of the kills are power losses: unsynced file data undone first.
+    fs.track_unsynced();
     if let Some((counter, n)) = args.crash_at {
         fs.crash_at(counter, n, Arc::new(die));
     }

@@ -147,7 +147,8 @@ fn parse_seeds(text: &str) -> Result<(u64, u64), String> {
 fn swarm_main(a: &RunArgs) -> ExitCode {
     // The quick mode's budget keeps a CI run to a few minutes; the long mode's runs an hour or
     // so on two cores (figures in docs/TORTURE.md).
-    let (mode, default_seeds, children) = if a.long { ("long", (1, 64), 300) } else { ("quick", (1, QUICK_SEEDS), 100) };
+    let (mode, default_seeds, children) =
+        if a.long { ("long", (1, 64), 300) } else { ("quick", (1, QUICK_SEEDS), 100) };
     let params = Params {
         children: a.children.unwrap_or(children),
         op_budget: 100,
@@ -211,10 +212,11 @@ fn swarm_main(a: &RunArgs) -> ExitCode {
                 match swarm::run(seed, &params, &work, &mut log) {
                     Ok(s) => {
                         println!(
-                            "seed {seed}: ok, {} writers, {} killed ({} torn writes), {} faulted, {} completed, {} readers, {:.1} s",
+                            "seed {seed}: ok, {} writers, {} killed ({} torn writes, {} power losses), {} faulted, {} completed, {} readers, {:.1} s",
                             s.children,
                             s.kills,
                             s.torn,
+                            s.power,
                             s.faulted,
                             s.completed,
                             s.readers,
@@ -245,10 +247,12 @@ fn swarm_main(a: &RunArgs) -> ExitCode {
     let total = total.into_inner().expect("threads joined");
     let failures = failures.into_inner().expect("threads joined");
     println!(
-        "total: {} writer processes, {} crash points survived (SIGKILL at an I/O operation; {} part-way through a write), {} injected ENOSPC/EIO failures recovered, {} plans completed, {} actions acknowledged, {} commits compared value by value, {} reader processes, {} distinct kill points, {:.1} s",
+        "total: {} writer processes, {} crash points survived (SIGKILL at an I/O operation; {} part-way through a write, {} power losses undoing {} unsynced writes), {} injected ENOSPC/EIO failures recovered, {} plans completed, {} actions acknowledged, {} commits compared value by value, {} reader processes, {} distinct kill points, {:.1} s",
         total.children,
         total.kills,
         total.torn,
+        total.power,
+        total.writes_undone,
         total.faulted,
         total.completed,
         total.acked,

@@ -49,6 +49,10 @@ pub struct Stats {
     pub kills: u64,
     /// Of those, kills part-way through a write (torn writes).
     pub torn: u64,
+    /// Of those, power losses: the file data not yet synced was undone first.
+    pub power: u64,
+    /// Unsynced writes those power losses undid.
+    pub writes_undone: u64,
     /// Writers whose action failed on an injected ENOSPC or EIO (then reopened the store).
     pub faulted: u64,
     /// Writers that ran their whole plan.
@@ -72,6 +76,8 @@ impl Stats {
         self.children += o.children;
         self.kills += o.kills;
         self.torn += o.torn;
+        self.power += o.power;
+        self.writes_undone += o.writes_undone;
         self.faulted += o.faulted;
         self.completed += o.completed;
         self.acked += o.acked;
@@ -185,6 +191,8 @@ struct Report {
     begun: Option<usize>,
     kill: Option<String>,
     torn: bool,
+    /// Unsynced writes undone, for a power loss.
+    power: Option<u64>,
     err: Option<String>,
     unexpected: Option<String>,
     done: bool,
@@ -205,8 +213,11 @@ fn parse_report(out: &str) -> Report {
                 let w: Vec<&str> = rest.split(' ').collect();
                 if let [_, call, file, style] = w.as_slice() {
                     let file: String = file.chars().filter(|c| !c.is_ascii_digit()).collect();
-                    let style = style.split(':').next().unwrap_or(style);
+                    let (style, detail) = style.split_once(':').unwrap_or((style, ""));
                     r.torn = style == "torn";
+                    if style == "power" {
+                        r.power = detail.split_once('/').and_then(|(_, lost)| lost.parse().ok());
+                    }
                     r.kill = Some(format!("{call} {file} {style}"));
                 } else {
                     r.kill = Some(rest.to_string());
@@ -325,6 +336,10 @@ pub fn run(seed: u64, p: &Params, work: &Path, log: &mut dyn FnMut(&str)) -> Res
             (Some(point), Some(9), _) => {
                 stats.kills += 1;
                 stats.torn += u64::from(report.torn);
+                if let Some(lost) = report.power {
+                    stats.power += 1;
+                    stats.writes_undone += lost;
+                }
                 *stats.points.entry(point.clone()).or_default() += 1;
             }
             (None, None, Some(0)) if report.done => stats.completed += 1,

@@ -5,11 +5,17 @@
 //! [`MemFs`](super::MemFs) models a power loss inside one process; `FaultFs`
 //! serves the other half of crash testing: a process that dies (SIGKILL) at
 //! an exact, reproducible instant of its I/O, over the real file system, so
-//! that the next process must recover from what the kernel kept. Operations
+//! that the next process must recover from what the kernel kept. With
+//! [`FaultFs::track_unsynced`], a crash may also be a power loss: the file
+//! data written since each file's last `sync_data` is undone (all of it, or
+//! all but a prefix of the writes) before the process dies, while names
+//! (creations, renames, removals) stay as they are, which is one of the
+//! states a journaling file system can leave. Operations
 //! are numbered from 1 in the order they are called; with a fixed workload
 //! the numbering is the same on every run, so a seed that picks "crash at
 //! operation N" replays exactly.
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -43,6 +49,15 @@ pub enum CrashStyle {
     /// Part-way through a write: this many leading bytes of it reached the
     /// file, the rest did not.
     Torn(usize),
+    /// A power loss before the operation: of the writes not yet synced
+    /// (across all files), `kept` reached the disk (each file keeps a prefix
+    /// of its writes, in order) and `lost` were undone.
+    PowerLoss {
+        /// Unsynced writes kept.
+        kept: usize,
+        /// Unsynced writes undone.
+        lost: usize,
+    },
 }
 
 /// Where [`FaultFs`] crashed: passed to the crash hook.
@@ -88,8 +103,26 @@ struct Plan {
     disk_full: bool,
 }
 
+/// How to undo one unsynced change of a file: write `old` back at
+/// `offset`, then set the length back to `old_len`.
+struct Undo {
+    offset: u64,
+    old: Vec<u8>,
+    old_len: u64,
+}
+
+/// A file's changes since its last successful `sync_data`, oldest first.
+struct Unsynced {
+    file: Arc<dyn File>,
+    undo: Vec<Undo>,
+}
+
 struct State {
     inner: Arc<dyn FileSystem>,
+    /// Whether unsynced writes are tracked, for power-loss crashes.
+    track: AtomicBool,
+    /// Per path; a BTreeMap so that a power loss undoes files in a fixed order.
+    unsynced: Mutex<BTreeMap<PathBuf, Unsynced>>,
     ops: AtomicU64,
     mutations: AtomicU64,
     faults_fired: AtomicU64,
@@ -179,14 +212,16 @@ impl State {
                 Err(e)
             }
             Verdict::Crash(n, hook) => {
-                let pick = self.rng.lock().below(if len > 0 { 3 } else { 2 });
+                let power = self.track.load(Ordering::Acquire) && self.rng.lock().chance(1, 3);
+                let pick = self.rng.lock().below(if len > 0 { 4 } else { 2 });
                 let style = match pick {
+                    _ if power => self.power_loss(),
                     0 => CrashStyle::Before,
                     1 => CrashStyle::After,
                     _ => CrashStyle::Torn(self.rng.lock().range(0, len - 1)),
                 };
                 match style {
-                    CrashStyle::Before => {}
+                    CrashStyle::Before | CrashStyle::PowerLoss { .. } => {}
                     CrashStyle::After => {
                         op()?;
                     }
@@ -197,6 +232,45 @@ impl State {
                 Err(dead())
             }
         }
+    }
+}
+
+impl State {
+    /// Remembers how to undo a change of `len` bytes at `offset` of `file`
+    /// (a write, a hole, or a length change from `offset` on), if tracking.
+    fn record(&self, file: &Arc<dyn File>, path: &Path, offset: u64, len: u64) -> io::Result<()> {
+        if !self.track.load(Ordering::Acquire) || self.dead.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        let old_len = file.len()?;
+        let end = offset.saturating_add(len).min(old_len);
+        let mut old = vec![0; end.saturating_sub(offset) as usize];
+        file.read_exact_at(&mut old, offset)?;
+        let mut map = self.unsynced.lock();
+        let entry = map.entry(path.to_path_buf()).or_insert_with(|| Unsynced { file: file.clone(), undo: Vec::new() });
+        entry.undo.push(Undo { offset, old, old_len });
+        Ok(())
+    }
+
+    /// Undoes the unsynced writes of every file but a random prefix of each.
+    fn power_loss(&self) -> CrashStyle {
+        let map = std::mem::take(&mut *self.unsynced.lock());
+        let (mut kept, mut lost) = (0, 0);
+        for (_, u) in map {
+            let keep = self.rng.lock().range(0, u.undo.len());
+            kept += keep;
+            lost += u.undo.len() - keep;
+            for undo in u.undo[keep..].iter().rev() {
+                // Best effort: the process dies next whatever happens here.
+                let _ = u.file.write_all_at(&undo.old, undo.offset);
+                let _ = u.file.set_len(undo.old_len);
+            }
+        }
+        CrashStyle::PowerLoss { kept, lost }
+    }
+
+    fn synced(&self, path: &Path) {
+        self.unsynced.lock().remove(path);
     }
 }
 
@@ -225,6 +299,8 @@ impl FaultFs {
         FaultFs {
             state: Arc::new(State {
                 inner,
+                track: AtomicBool::new(false),
+                unsynced: Mutex::new(BTreeMap::new()),
                 ops: AtomicU64::new(0),
                 mutations: AtomicU64::new(0),
                 faults_fired: AtomicU64::new(0),
@@ -246,6 +322,13 @@ impl FaultFs {
     /// which operation it lands on). Replaces an earlier armed fault.
     pub fn fail_at(&self, op: u64, fault: InjectedFault) {
         self.state.plan.lock().fault_at = Some((op, fault));
+    }
+
+    /// Tracks the writes not yet synced from now on, so that crashes may be
+    /// power losses (a third of them; see [`CrashStyle::PowerLoss`]). Costs a
+    /// read of the bytes each write replaces.
+    pub fn track_unsynced(&self) {
+        self.state.track.store(true, Ordering::Release);
     }
 
     /// Disarms a fault that has not fired and ends a full disk (space was
@@ -300,12 +383,24 @@ impl FileSystem for FaultFs {
 
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
         let s = &self.state;
-        s.run(Class::Write, "rename", to, 0, FaultFs::no_torn, || s.inner.rename(from, to))
+        s.run(Class::Write, "rename", to, 0, FaultFs::no_torn, || {
+            s.inner.rename(from, to)?;
+            let mut map = s.unsynced.lock();
+            map.remove(to);
+            if let Some(u) = map.remove(from) {
+                map.insert(to.to_path_buf(), u);
+            }
+            Ok(())
+        })
     }
 
     fn remove_file(&self, path: &Path) -> io::Result<()> {
         let s = &self.state;
-        s.run(Class::Write, "remove_file", path, 0, FaultFs::no_torn, || s.inner.remove_file(path))
+        s.run(Class::Write, "remove_file", path, 0, FaultFs::no_torn, || {
+            s.inner.remove_file(path)?;
+            s.synced(path);
+            Ok(())
+        })
     }
 
     fn sync_dir(&self, dir: &Path) -> io::Result<()> {
@@ -339,6 +434,7 @@ impl File for FaultFile {
 
     fn write_all_at(&self, data: &[u8], offset: u64) -> io::Result<()> {
         let (s, inner) = (&self.state, &self.inner);
+        s.record(inner, &self.path, offset, data.len() as u64)?;
         let torn = |part: usize| inner.write_all_at(&data[..part], offset);
         s.run(Class::Write, "write_all_at", &self.path, data.len(), torn, || inner.write_all_at(data, offset))
     }
@@ -350,12 +446,17 @@ impl File for FaultFile {
 
     fn set_len(&self, len: u64) -> io::Result<()> {
         let (s, inner) = (&self.state, &self.inner);
+        s.record(inner, &self.path, len, u64::MAX)?;
         s.run(Class::Write, "set_len", &self.path, 0, FaultFs::no_torn, || inner.set_len(len))
     }
 
     fn sync_data(&self) -> io::Result<()> {
         let (s, inner) = (&self.state, &self.inner);
-        s.run(Class::Sync, "sync_data", &self.path, 0, FaultFs::no_torn, || inner.sync_data())
+        s.run(Class::Sync, "sync_data", &self.path, 0, FaultFs::no_torn, || {
+            inner.sync_data()?;
+            s.synced(&self.path);
+            Ok(())
+        })
     }
 
     fn drop_cache(&self) -> io::Result<()> {
@@ -364,6 +465,7 @@ impl File for FaultFile {
 
     fn punch_hole(&self, offset: u64, len: u64) -> io::Result<()> {
         let (s, inner) = (&self.state, &self.inner);
+        s.record(inner, &self.path, offset, len)?;
         s.run(Class::Write, "punch_hole", &self.path, 0, FaultFs::no_torn, || inner.punch_hole(offset, len))
     }
 }
@@ -403,6 +505,7 @@ mod tests {
                 assert!(part < 4);
                 4 + part
             }
+            CrashStyle::PowerLoss { .. } => unreachable!("unsynced writes are not tracked"),
         };
         assert_eq!(bytes.len(), expected_len, "{:?}", kills[0].style);
         assert_eq!(&bytes[..], &b"abcdefgh"[..expected_len]);
@@ -422,6 +525,7 @@ mod tests {
                 CrashStyle::Before => 0,
                 CrashStyle::After => 1,
                 CrashStyle::Torn(_) => 2,
+                CrashStyle::PowerLoss { .. } => unreachable!("unsynced writes are not tracked"),
             };
             styles[i] = true;
         }
@@ -472,5 +576,38 @@ mod tests {
         }
         assert!(f.sync_data().is_err()); // mutation 2
         assert_eq!(*hit.lock(), Some("sync_data"));
+    }
+
+    #[test]
+    fn power_loss_undoes_unsynced_writes_only_keeping_a_prefix() {
+        let mut outcomes = std::collections::BTreeSet::new();
+        for seed in 0..40 {
+            let mem = MemFs::new();
+            let fs = wrap(&mem, seed);
+            fs.track_unsynced();
+            let style = Arc::new(Mutex::new(None));
+            let s2 = style.clone();
+            // Operation 7 is the final read: the crash comes before it.
+            fs.crash_at(CrashCounter::All, 7, Arc::new(move |k: &KillPoint| *s2.lock() = Some(k.style)));
+            let f = fs.open(Path::new("f"), rw()).unwrap(); // 1
+            f.write_all_at(b"durable", 0).unwrap(); // 2
+            f.sync_data().unwrap(); // 3
+            f.write_all_at(b"+one", 7).unwrap(); // 4
+            f.write_all_at(b"XY", 0).unwrap(); // 5
+            f.set_len(9).unwrap(); // 6
+            let _ = f.read_at(&mut [0; 1], 0); // 7
+            let bytes = mem.file_bytes(Path::new("f")).unwrap();
+            let got = *style.lock();
+            match got.expect("crashed") {
+                CrashStyle::PowerLoss { kept, lost } => {
+                    assert_eq!(kept + lost, 3);
+                    let expected: &[u8] = [&b"durable"[..], b"durable+one", b"XYrable+one", b"XYrable+o"][kept];
+                    assert_eq!(bytes, expected, "kept {kept}");
+                    outcomes.insert(kept);
+                }
+                _ => assert_eq!(bytes, b"XYrable+o", "a plain crash loses nothing the kernel has"),
+            }
+        }
+        assert_eq!(outcomes.len(), 4, "every prefix is kept by some seed: {outcomes:?}");
     }
 }

@@ -8,4 +8,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 echo "== torture harness, quick mode (arbor-torture --quick)"
 cargo build --release --locked -q -p arbor-torture
-target/release/arbor-torture --quick
+target/release/arbor-torture --quick --jobs 2

@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::Arc;
+use std::sync::{Arc, PoisonError, RwLock};
 
 use arbor::io::SplitMix64;
 use arbor::{GcMode, Hash, InodeConfig};
@@ -235,18 +235,30 @@ fn parse_report(out: &str) -> Report {
     r
 }
 
+/// Taken for reading while the swarm has a store open (its check), for writing while it
+/// starts a process. A process started by one seed's thread holds copies of the swarm's file
+/// descriptors until it executes the binary, the `flock` of a store another thread is
+/// checking among them; the writer that thread starts next would then find its store locked.
+static SPAWN_GUARD: RwLock<()> = RwLock::new(());
+
+fn spawn(cmd: &mut Command) -> std::io::Result<Child> {
+    let _g = SPAWN_GUARD.write().unwrap_or_else(PoisonError::into_inner);
+    cmd.spawn()
+}
+
 fn spawn_reader(exe: &Path, store: &Path, seed: u64) -> std::io::Result<Child> {
-    Command::new(exe)
-        .arg("reader")
-        .arg("--store")
-        .arg(store)
-        .arg("--seed")
-        .arg(seed.to_string())
-        .arg("--millis")
-        .arg("60000")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
+    spawn(
+        Command::new(exe)
+            .arg("reader")
+            .arg("--store")
+            .arg(store)
+            .arg("--seed")
+            .arg(seed.to_string())
+            .arg("--millis")
+            .arg("60000")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped()),
+    )
 }
 
 /// Runs the swarm for `seed` in `work` (which must be empty); `log` receives one line per
@@ -316,7 +328,10 @@ pub fn run(seed: u64, p: &Params, work: &Path, log: &mut dyn FnMut(&str)) -> Res
         if let Some((n, kind)) = fault {
             cmd.arg("--fault-at").arg(n.to_string()).arg("--fault").arg(kind);
         }
-        let out = cmd.output().map_err(|e| fail(&stats, format!("running the writer: {e}")))?;
+        cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+        let out = spawn(&mut cmd)
+            .and_then(|c| c.wait_with_output())
+            .map_err(|e| fail(&stats, format!("running the writer: {e}")))?;
         let reader_out = reader.map(|mut r| {
             let _ = r.kill();
             r.wait_with_output()
@@ -404,8 +419,11 @@ pub fn run(seed: u64, p: &Params, work: &Path, log: &mut dyn FnMut(&str)) -> Res
             }
         }
         stats.acked += report.acked.len() as u64;
-        w.main.check(w.inode, &may_vanish).map_err(|e| fail(&stats, e))?;
-        w.import.check(w.inode, &HashSet::new()).map_err(|e| fail(&stats, e))?;
+        {
+            let _g = SPAWN_GUARD.read().unwrap_or_else(PoisonError::into_inner);
+            w.main.check(w.inode, &may_vanish).map_err(|e| fail(&stats, e))?;
+            w.import.check(w.inode, &HashSet::new()).map_err(|e| fail(&stats, e))?;
+        }
         // A snapshot an interrupted export left behind is never read.
         for (i, e) in expect.iter().enumerate() {
             if let Expect::Export { file, .. } = e {

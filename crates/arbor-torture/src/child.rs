@@ -10,6 +10,8 @@
 //!   the stores, frees the "disk", reopens the main store to prove it recovers, and ends);
 //! * `UNEXPECTED i <error>` when an action failed with no fault injected (a harness failure);
 //! * `KILL <op> <call> <path> <style>` just before the child SIGKILLs itself;
+//! * `ABSORBED <i> <call> <file> <fault>` for an injected failure during action `i` (or
+//!   `open`) that the action did not report: it succeeded all the same;
 //! * `DONE <operations> <mutations>` at a clean end.
 
 use std::io::Write;
@@ -153,15 +155,31 @@ pub fn run(args: &ChildArgs) -> i32 {
     }
     let mut stores = Stores { fs: fs.clone(), main: None, import: None };
     let mut failed = None;
+    let mut seen_faults = 0;
+    let mut absorbed = |at: &str, fs: &FaultFs| {
+        let log = fs.fault_log();
+        for r in &log[seen_faults..] {
+            let name = r.path.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+            let fault = if r.fault == InjectedFault::Io { "eio" } else { "nospace" };
+            say(&format!("ABSORBED {at} {} {name} {fault}", r.call));
+        }
+        seen_faults = log.len();
+    };
     match stores.main(&args.store) {
-        Ok(_) => say("OPENED"),
+        Ok(_) => {
+            absorbed("open", &fs);
+            say("OPENED");
+        }
         Err(e) => failed = Some(("open".to_string(), e)),
     }
     if failed.is_none() {
         for (i, action) in plan.iter().enumerate() {
             say(&format!("BEGIN {i}"));
             match run_action(&mut stores, args, action) {
-                Ok(()) => say(&format!("ACK {i}")),
+                Ok(()) => {
+                    absorbed(&i.to_string(), &fs);
+                    say(&format!("ACK {i}"));
+                }
                 Err(e) => {
                     failed = Some((i.to_string(), e));
                     break;

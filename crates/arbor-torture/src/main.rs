@@ -261,6 +261,12 @@ fn swarm_main(a: &RunArgs) -> ExitCode {
         total.points.len(),
         start.elapsed().as_secs_f64()
     );
+    if !total.absorbed.is_empty() {
+        println!("injected failures an action absorbed (it succeeded all the same):");
+        for (what, n) in &total.absorbed {
+            println!("  {n:6}  {what}");
+        }
+    }
     if !total.reader_gc_errors.is_empty() {
         println!(
             "{} reader error(s) during a collection, the known defect of issue 14 item 5 (not counted as failures without --strict-readers; readers are concurrent, so a replay may not show them again):",

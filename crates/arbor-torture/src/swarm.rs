@@ -68,6 +68,9 @@ pub struct Stats {
     pub reader_gc_errors: Vec<String>,
     /// Distinct kill points: call, file kind and crash style.
     pub points: BTreeMap<String, u64>,
+    /// Injected failures an action did not report (it succeeded all the same), by call, kind
+    /// of file and fault.
+    pub absorbed: BTreeMap<String, u64>,
 }
 
 impl Stats {
@@ -86,6 +89,9 @@ impl Stats {
         self.reader_gc_errors.extend(o.reader_gc_errors.iter().cloned());
         for (k, n) in &o.points {
             *self.points.entry(k.clone()).or_default() += n;
+        }
+        for (k, n) in &o.absorbed {
+            *self.absorbed.entry(k.clone()).or_default() += n;
         }
     }
 }
@@ -196,6 +202,8 @@ struct Report {
     err: Option<String>,
     unexpected: Option<String>,
     done: bool,
+    /// Absorbed failures: call, kind of file, fault.
+    absorbed: Vec<String>,
     /// Operations and mutations of a writer that finished.
     done_ops: String,
 }
@@ -224,6 +232,13 @@ fn parse_report(out: &str) -> Report {
                 }
             }
             "ERR" => r.err = Some(rest.to_string()),
+            "ABSORBED" => {
+                let w: Vec<&str> = rest.split(' ').collect();
+                if let [_, call, file, fault] = w.as_slice() {
+                    let file: String = file.chars().filter(|c| !c.is_ascii_digit()).collect();
+                    r.absorbed.push(format!("{call} {file} {fault}"));
+                }
+            }
             "UNEXPECTED" => r.unexpected = Some(rest.to_string()),
             "DONE" => {
                 r.done = true;
@@ -372,6 +387,9 @@ pub fn run(seed: u64, p: &Params, work: &Path, log: &mut dyn FnMut(&str)) -> Res
         }
         if report.err.is_some() {
             stats.faulted += 1;
+        }
+        for a in &report.absorbed {
+            *stats.absorbed.entry(a.clone()).or_default() += 1;
         }
         if let Some(Ok(r)) = reader_out {
             stats.readers += 1;

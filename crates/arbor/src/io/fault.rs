@@ -73,6 +73,19 @@ pub struct KillPoint {
     pub style: CrashStyle,
 }
 
+/// An operation [`FaultFs`] failed with an injected error.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FaultRecord {
+    /// Number of the operation (from 1).
+    pub op: u64,
+    /// The call, e.g. `sync_data`.
+    pub call: &'static str,
+    /// The file or directory it was about.
+    pub path: PathBuf,
+    /// `ENOSPC` or `EIO`.
+    pub fault: InjectedFault,
+}
+
 /// Called at the crash operation. A harness kills its own process here
 /// (`SIGKILL`); if the hook returns, the operation fails and so does every
 /// later one, as if the process were gone.
@@ -126,6 +139,8 @@ struct State {
     ops: AtomicU64,
     mutations: AtomicU64,
     faults_fired: AtomicU64,
+    /// Every injected failure, in order.
+    fault_log: Mutex<Vec<FaultRecord>>,
     dead: AtomicBool,
     plan: Mutex<Plan>,
     rng: Mutex<SplitMix64>,
@@ -204,6 +219,15 @@ impl State {
         match self.verdict(class) {
             Verdict::Run => op(),
             Verdict::Fail(e) => {
+                let fault = match e.raw_os_error() {
+                    Some(n) if n == rustix::io::Errno::NOSPC.raw_os_error() => Some(InjectedFault::NoSpace),
+                    Some(_) => Some(InjectedFault::Io),
+                    None => None,
+                };
+                if let Some(fault) = fault {
+                    let op = self.ops.load(Ordering::Acquire);
+                    self.fault_log.lock().push(FaultRecord { op, call, path: path.to_path_buf(), fault });
+                }
                 // A full disk may take part of a write before refusing the rest.
                 if len > 1 && e.raw_os_error() == Some(rustix::io::Errno::NOSPC.raw_os_error()) {
                     let part = self.rng.lock().range(0, len - 1);
@@ -304,6 +328,7 @@ impl FaultFs {
                 ops: AtomicU64::new(0),
                 mutations: AtomicU64::new(0),
                 faults_fired: AtomicU64::new(0),
+                fault_log: Mutex::new(Vec::new()),
                 dead: AtomicBool::new(false),
                 plan: Mutex::new(Plan::default()),
                 rng: Mutex::new(SplitMix64::new(seed)),
@@ -352,6 +377,12 @@ impl FaultFs {
     /// Faults injected so far (each refused operation of a full disk counts).
     pub fn faults_fired(&self) -> u64 {
         self.state.faults_fired.load(Ordering::Relaxed)
+    }
+
+    /// Every injected failure so far, in order: what a caller can compare with the errors it
+    /// saw (a failure that no caller reported was absorbed somewhere).
+    pub fn fault_log(&self) -> Vec<FaultRecord> {
+        self.state.fault_log.lock().clone()
     }
 
     fn no_torn(_: usize) -> io::Result<()> {
@@ -546,6 +577,8 @@ mod tests {
         assert_eq!(f.set_len(0).unwrap_err().kind(), io::ErrorKind::StorageFull);
         assert!(f.sync_data().is_ok(), "a sync needs no space");
         assert_eq!(fs.faults_fired(), 2);
+        let log = fs.fault_log();
+        assert_eq!(log.iter().map(|r| (r.op, r.call)).collect::<Vec<_>>(), [(3, "write_all_at"), (4, "set_len")]);
         fs.clear_faults();
         f.write_all_at(b"xy", 0).unwrap();
     }

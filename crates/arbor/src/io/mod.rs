@@ -15,7 +15,7 @@ use std::io;
 use std::path::Path;
 use std::sync::Arc;
 
-pub use fault::{CrashCounter, CrashHook, CrashStyle, FaultFs, InjectedFault, KillPoint};
+pub use fault::{CrashCounter, CrashHook, CrashStyle, FaultFs, FaultRecord, InjectedFault, KillPoint};
 pub use mem::{FaultKind, MemFs, MemFsStats, SyncHook, SyncKind, SyncPoint, TornWrites};
 pub use os::OsFs;
 pub use rng::SplitMix64;

@@ -124,10 +124,11 @@ struct World {
     exports: Vec<(String, Hash)>,
     next_date: i64,
     next_file: u64,
-    /// The `keep_from` of the last collection planned (acknowledged or not): the next one
-    /// must not keep from an older commit (the engine refuses to move the floor back, with
-    /// `CommitDropped`, even in archive mode where that commit is still readable).
-    last_keep: Option<Hash>,
+    /// The `keep_from` of every collection planned (acknowledged or not): the next one must
+    /// not keep from a commit older than any of them that is still there, as that one may
+    /// be the floor now (the engine refuses to move the floor back, with `CommitDropped`,
+    /// even in archive mode where the older commit is still readable).
+    keeps: Vec<Hash>,
 }
 
 impl World {
@@ -158,10 +159,10 @@ impl World {
                 expect.push(Expect::Commit(h));
                 order.push(h);
             } else if roll < 15 && order.len() >= 3 {
-                let lo = self.last_keep.and_then(|k| order.iter().position(|h| *h == k)).unwrap_or(0);
+                let lo = self.keeps.iter().filter_map(|k| order.iter().position(|h| h == k)).max().unwrap_or(0);
                 let i = order.len() - 1 - rng.below((order.len() - lo).min(3) as u64) as usize;
                 let keep_from = order[i];
-                self.last_keep = Some(keep_from);
+                self.keeps.push(keep_from);
                 // Log order: what precedes the kept commit goes (in drop mode).
                 let dropped: Vec<Hash> =
                     if self.gc_mode == GcMode::Drop { order.drain(..i).collect() } else { Vec::new() };
@@ -292,7 +293,7 @@ pub fn run(seed: u64, p: &Params, work: &Path, log: &mut dyn FnMut(&str)) -> Res
         exports: Vec::new(),
         next_date: 1,
         next_file: 0,
-        last_keep: None,
+        keeps: Vec::new(),
     };
     let mut stats = Stats::default();
     for k in 0..p.children {

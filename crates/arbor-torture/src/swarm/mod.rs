@@ -166,6 +166,9 @@ pub fn run(seed: u64, p: &Params, work: &Path, log: &mut dyn FnMut(&str)) -> Res
         for a in &report.absorbed {
             *stats.absorbed.entry(a.clone()).or_default() += 1;
         }
+        // A reader's error fails the run after the stores' check, so that the report says
+        // whether the disk was sound too.
+        let mut reader_failure = None;
         if let Some(Ok(r)) = reader_out {
             stats.readers += 1;
             let text = String::from_utf8_lossy(&r.stdout);
@@ -178,7 +181,7 @@ pub fn run(seed: u64, p: &Params, work: &Path, log: &mut dyn FnMut(&str)) -> Res
                     stats.reader_gc_errors.push(format!("seed {seed} writer {k}: {line}"));
                 } else {
                     let during = if gc_ran { " (during a collection)" } else { "" };
-                    return Err(fail(&stats, format!("reader{during}: {line}")));
+                    reader_failure = Some(format!("reader{during}: {line}"));
                 }
             }
             if !r.status.success() && r.status.signal() != Some(9) {
@@ -216,6 +219,9 @@ pub fn run(seed: u64, p: &Params, work: &Path, log: &mut dyn FnMut(&str)) -> Res
             let _g = SPAWN_GUARD.read().unwrap_or_else(PoisonError::into_inner);
             w.main.check(w.inode, &may_vanish).map_err(|e| fail(&stats, e))?;
             w.import.check(w.inode, &HashSet::new()).map_err(|e| fail(&stats, e))?;
+        }
+        if let Some(f) = reader_failure {
+            return Err(fail(&stats, format!("{f}; the stores' check after this writer passed")));
         }
         // A snapshot an interrupted export left behind is never read.
         for (i, e) in expect.iter().enumerate() {

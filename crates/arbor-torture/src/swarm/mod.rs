@@ -183,8 +183,9 @@ pub fn run(seed: u64, p: &Params, work: &Path, log: &mut dyn FnMut(&str)) -> Res
                     let during = if gc_ran { " (during a collection)" } else { "" };
                     reader_failure = Some(format!("reader{during}: {line}"));
                 }
-            }
-            if !r.status.success() && r.status.signal() != Some(9) {
+            } else if !r.status.success() && r.status.signal() != Some(9) {
+                // No error reported, yet not killed by the swarm nor ended cleanly: a panic
+                // or a crash of the reader itself.
                 return Err(fail(
                     &stats,
                     format!("reader ended with {}:\n{}", r.status, tail(&String::from_utf8_lossy(&r.stderr))),

@@ -20,7 +20,7 @@ use std::sync::Arc;
 
 use parking_lot::{Mutex, RwLock};
 
-use super::{File, FileSystem, LockGuard, OpenOptions};
+use super::{File, FileSystem, LockGuard, OpenOptions, SplitMix64 as Rng};
 
 /// Id of the root directory, which always exists and is always durable.
 const ROOT: u64 = 0;
@@ -752,31 +752,7 @@ fn garble(region: &mut [u8], rng: &mut Rng) {
     let start = rng.range(0, region.len() - 1);
     let end = rng.range(start + 1, region.len());
     for b in &mut region[start..end] {
-        *b = rng.next() as u8;
-    }
-}
-
-/// SplitMix64: small, seedable and good enough for choosing tear points
-/// (`rand` is only a dev-dependency).
-struct Rng(u64);
-
-impl Rng {
-    fn new(seed: u64) -> Rng {
-        Rng(seed)
-    }
-
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `lo..=hi` (modulo bias is irrelevant here).
-    fn range(&mut self, lo: usize, hi: usize) -> usize {
-        debug_assert!(lo <= hi);
-        lo + (self.next() % (hi as u64 - lo as u64 + 1)) as usize
+        *b = rng.next_u64() as u8;
     }
 }
 
@@ -846,15 +822,5 @@ mod tests {
         let after = fs.crash(TornWrites::None);
         assert_eq!(after.file_bytes(Path::new("/b/f")).unwrap(), b"x");
         assert!(!after.exists(Path::new("/a")));
-    }
-
-    #[test]
-    fn rng_range_is_inclusive() {
-        let mut rng = Rng::new(1);
-        let mut seen = [false; 3];
-        for _ in 0..100 {
-            seen[rng.range(2, 4) - 2] = true;
-        }
-        assert_eq!(seen, [true; 3]);
     }
 }

@@ -2,17 +2,23 @@
 //!
 //! Every byte the engine reads or writes goes through [`FileSystem`] and
 //! [`File`], so that tests can swap the real file system ([`OsFs`]) for
-//! [`MemFs`], which models power loss precisely and injects faults.
+//! [`MemFs`], which models power loss precisely and injects faults, or wrap
+//! either in [`FaultFs`], which kills the process at a chosen operation
+//! (tearing the write under way) and injects `ENOSPC` and `EIO`.
 
+mod fault;
 mod mem;
 mod os;
+mod rng;
 
 use std::io;
 use std::path::Path;
 use std::sync::Arc;
 
+pub use fault::{CrashCounter, CrashHook, CrashStyle, FaultFs, FaultRecord, InjectedFault, KillPoint};
 pub use mem::{FaultKind, MemFs, MemFsStats, SyncHook, SyncKind, SyncPoint, TornWrites};
 pub use os::OsFs;
+pub use rng::SplitMix64;
 pub use std::io::Result as IoResult;
 
 /// A file system: a namespace of directories and files.

@@ -1,0 +1,68 @@
+//! [`SplitMix64`]: the small seedable generator the fault-injecting layers
+//! use to choose tear points, fault instants and garbage bytes.
+//!
+//! Public so that crash harnesses drive their workloads from the same
+//! generator (`rand` is only a dev-dependency of this crate).
+
+/// SplitMix64: a 64-bit state, a fixed increment and a strong output mixer.
+/// Deterministic for a seed, which is what lets a failing crash test replay.
+#[derive(Clone, Debug)]
+pub struct SplitMix64(u64);
+
+impl SplitMix64 {
+    /// A generator seeded with `seed`.
+    pub fn new(seed: u64) -> SplitMix64 {
+        SplitMix64(seed)
+    }
+
+    /// The next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `0..n`; 0 when `n` is 0 (modulo bias is irrelevant here).
+    pub fn below(&mut self, n: u64) -> u64 {
+        if n == 0 {
+            0
+        } else {
+            self.next_u64() % n
+        }
+    }
+
+    /// Uniform in `lo..=hi` (`lo <= hi`).
+    pub fn range(&mut self, lo: usize, hi: usize) -> usize {
+        debug_assert!(lo <= hi);
+        lo + (self.next_u64() % (hi as u64 - lo as u64 + 1)) as usize
+    }
+
+    /// True with probability `num / den` (`den > 0`).
+    pub fn chance(&mut self, num: u64, den: u64) -> bool {
+        self.below(den) < num
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn range_is_inclusive() {
+        let mut rng = SplitMix64::new(1);
+        let mut seen = [false; 3];
+        for _ in 0..100 {
+            seen[rng.range(2, 4) - 2] = true;
+        }
+        assert_eq!(seen, [true; 3]);
+    }
+
+    #[test]
+    fn same_seed_same_stream() {
+        let (mut a, mut b) = (SplitMix64::new(7), SplitMix64::new(7));
+        assert!((0..16).all(|_| a.next_u64() == b.next_u64()));
+        assert_ne!(SplitMix64::new(8).next_u64(), SplitMix64::new(7).next_u64());
+    }
+}

@@ -16,9 +16,9 @@ pub struct Params {
     pub max_actions: u64,
     /// Largest number of changes in a commit.
     pub max_ops: u64,
-    /// Fail on a reader's error during a collection too. Without it, such an error (the
-    /// known defect of issue 14 item 5: a reader meeting a collection's switch reports
-    /// corruption that is not there) is counted and printed, and the run goes on.
+    /// Fail on a reader's error during a collection too (the default). Without it, such an
+    /// error (issue 14 item 5, fixed: a reader meeting a collection's switch reported
+    /// corruption that was not there) is counted and printed, and the run goes on.
     pub strict_readers: bool,
 }
 
@@ -48,6 +48,9 @@ pub struct Stats {
     /// Reader errors while the writer ran a collection (issue 14 item 5), each with its seed
     /// and writer process, when not strict.
     pub reader_gc_errors: Vec<String>,
+    /// Readers whose errors were not judged: the writer beside them died of a simulated power
+    /// loss, which undoes file data they may already have read.
+    pub readers_cut_by_power: u64,
     /// Distinct kill points: call, file kind and crash style.
     pub points: BTreeMap<String, u64>,
     /// Injected failures an action did not report (it succeeded all the same), by call, kind
@@ -69,6 +72,7 @@ impl Stats {
         self.commits_checked += o.commits_checked;
         self.readers += o.readers;
         self.reader_gc_errors.extend(o.reader_gc_errors.iter().cloned());
+        self.readers_cut_by_power += o.readers_cut_by_power;
         for (k, n) in &o.points {
             *self.points.entry(k.clone()).or_default() += n;
         }

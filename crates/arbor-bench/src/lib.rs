@@ -4,6 +4,7 @@
 pub mod iobench;
 pub mod metrics;
 pub mod packed;
+pub mod procfs;
 pub mod record;
 pub mod replay;
 pub mod report;

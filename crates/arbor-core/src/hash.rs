@@ -6,6 +6,7 @@ use core::fmt;
 
 use crate::base58::{base58check_decode, base58check_encode};
 pub use crate::error::HashParseError;
+use crate::toolbox::hex;
 
 /// Base58check prefix of a Tezos context hash; it makes the text start with "Co".
 pub const CONTEXT_HASH_PREFIX: [u8; 2] = [0x4f, 0xc7];
@@ -26,12 +27,7 @@ impl Hash {
 
     /// Lower-case hex spelling (64 characters).
     pub fn to_hex(&self) -> String {
-        let mut s = String::with_capacity(2 * Self::LEN);
-        for &b in &self.0 {
-            s.push(HEX_DIGITS[usize::from(b >> 4)] as char);
-            s.push(HEX_DIGITS[usize::from(b & 0xf)] as char);
-        }
-        s
+        hex::encode(&self.0)
     }
 
     /// Parses exactly 64 hex characters (either case).
@@ -41,11 +37,11 @@ impl Hash {
             return Err(HashParseError::HexLength(bytes.len()));
         }
         let mut out = [0u8; 32];
-        for (i, pair) in bytes.chunks_exact(2).enumerate() {
-            let hi = hex_value(pair[0]).ok_or(HashParseError::HexChar(2 * i))?;
-            let lo = hex_value(pair[1]).ok_or(HashParseError::HexChar(2 * i + 1))?;
-            out[i] = (hi << 4) | lo;
-        }
+        hex::decode_to_slice(bytes, &mut out).map_err(|e| match e {
+            hex::HexError::BadDigit(at) => HashParseError::HexChar(at),
+            // The length was checked above.
+            _ => HashParseError::HexLength(bytes.len()),
+        })?;
         Ok(Hash(out))
     }
 
@@ -73,17 +69,6 @@ impl Hash {
         } else {
             Self::from_base58(s)
         }
-    }
-}
-
-const HEX_DIGITS: &[u8; 16] = b"0123456789abcdef";
-
-fn hex_value(c: u8) -> Option<u8> {
-    match c {
-        b'0'..=b'9' => Some(c - b'0'),
-        b'a'..=b'f' => Some(c - b'a' + 10),
-        b'A'..=b'F' => Some(c - b'A' + 10),
-        _ => None,
     }
 }
 

@@ -171,10 +171,7 @@ pub const MARGIN: u64 = 4 << 20;
 
 /// A field of /proc/meminfo, in bytes.
 pub fn meminfo(field: &str) -> Option<u64> {
-    let text = fs::read_to_string("/proc/meminfo").ok()?;
-    let line = text.lines().find(|l| l.split(':').next() == Some(field))?;
-    let kib: u64 = line.split(':').nth(1)?.split_whitespace().next()?.parse().ok()?;
-    Some(kib * 1024)
+    crate::procfs::meminfo_bytes(field)
 }
 
 /// A child memory cgroup this process moved into.

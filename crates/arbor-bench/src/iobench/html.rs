@@ -16,6 +16,7 @@ use plotters::prelude::*;
 use super::fit::{quantile, Fit};
 use super::report::{mib, num};
 use super::{IobenchReport, Model};
+use crate::report::escape;
 
 const SIZE: (u32, u32) = (640, 380);
 const HIT: RGBColor = RGBColor(31, 119, 180);
@@ -24,10 +25,6 @@ const LINE: RGBColor = RGBColor(40, 40, 40);
 
 fn draw_err(e: impl std::fmt::Display) -> io::Error {
     io::Error::other(format!("drawing a chart: {e}"))
-}
-
-fn escape(text: &str) -> String {
-    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
 
 /// One partial-residual scatter plot.

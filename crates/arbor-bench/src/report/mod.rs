@@ -19,6 +19,9 @@ use std::path::Path;
 
 use crate::summary::ReplayReport;
 
+/// HTML escaping, shared by every page the workspace writes (replay, iobench, comparison).
+pub use html::escape;
+
 /// Writes `report` as a self-contained HTML page titled `title` to `out`.
 pub fn write_html(report: &ReplayReport, title: &str, out: &Path) -> io::Result<()> {
     let page = html_string(report, title)?;

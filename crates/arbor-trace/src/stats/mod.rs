@@ -11,12 +11,12 @@ use crate::error::Result;
 use crate::format::TraceReader;
 use std::hash::Hasher;
 
-use crate::fxhash::{FxHashMap, FxHasher};
 use crate::op_ref::OpRef;
 use crate::tezos::initial::initial_value_lengths;
 use crate::tezos::values::{size_bucket, SIZE_BUCKETS};
 use crate::types::{InitialState, OpClass, OpKind};
 use crate::Profile;
+use rustc_hash::{FxHashMap, FxHasher};
 
 /// Totals and per-block distribution of one operation kind or class.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]

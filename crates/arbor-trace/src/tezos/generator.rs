@@ -178,15 +178,6 @@ pub fn generate(params: GeneratorParams, out: impl Write) -> Result<GenerateSumm
     let bytes = writer.bytes_written();
     writer.finish()?;
     // The end frame: 14-byte header, the block count, 4-byte CRC.
-    summary.bytes_written = bytes + 18 + varint_len(summary.blocks);
+    summary.bytes_written = bytes + 18 + arbor_core::leb128::len_u64(summary.blocks) as u64;
     Ok(summary)
-}
-
-fn varint_len(mut v: u64) -> u64 {
-    let mut n = 1;
-    while v >= 0x80 {
-        v >>= 7;
-        n += 1;
-    }
-    n
 }

@@ -10,8 +10,8 @@ use super::ctx::Ctx;
 use super::fields::*;
 use super::layout::{Layout, HOT_ACCOUNTS};
 use crate::error::Result;
-use crate::fxhash::FxHashMap;
 use crate::rng::{Rng, Scatter, Zipf};
+use rustc_hash::FxHashMap;
 
 /// Mean manager operations per block: `contracts/global_counter` is read
 /// once per operation, 2,121,152 times over 10,000 blocks (seed 000).

@@ -135,7 +135,7 @@ fn load(run: &Run) -> Result<(), arbor::Error> {
 
 fn export(run: &Run) -> Result<(), arbor::Error> {
     let commit = commit_of(run);
-    let store = Store::open_with(&run.src, Config { read_only: true, cache_bytes: CACHE_BYTES, ..Config::default() })?;
+    let store = Store::open_with(&run.src, Config::default().with_read_only(true).with_cache_bytes(CACHE_BYTES))?;
     let (t, cpu) = (Instant::now(), cpu_secs());
     let e = snapshot::export_file(&store, &commit, &run.file)?;
     let (d, cpu) = (t.elapsed(), cpu_secs() - cpu);
@@ -166,7 +166,7 @@ fn export(run: &Run) -> Result<(), arbor::Error> {
 
 fn import(run: &Run) -> Result<(), arbor::Error> {
     let commit = commit_of(run);
-    let fresh = Store::open_with(&run.dst, Config { cache_bytes: CACHE_BYTES, ..Config::default() })?;
+    let fresh = Store::open_with(&run.dst, Config::default().with_cache_bytes(CACHE_BYTES))?;
     let (t, cpu) = (Instant::now(), cpu_secs());
     let i = snapshot::import_file(&fresh, &run.file)?;
     let (d, cpu) = (t.elapsed(), cpu_secs() - cpu);
@@ -193,7 +193,7 @@ fn import(run: &Run) -> Result<(), arbor::Error> {
 /// The hash check already proves the state; reading every value back shows it too.
 fn check(run: &Run) -> Result<(), arbor::Error> {
     let commit = commit_of(run);
-    let store = Store::open_with(&run.dst, Config { read_only: true, ..Config::default() })?;
+    let store = Store::open_with(&run.dst, Config::default().with_read_only(true))?;
     let t = Instant::now();
     let tree = store.checkout(&commit)?;
     let mut differ = 0u64;

@@ -197,7 +197,7 @@ fn run_replay(
         (Some(t), Some(m)) => Some(t.min(m)),
         (t, m) => t.or(m),
     };
-    let config = Config { durability: flags.durability, cache_bytes: flags.cache_mib << 20, ..Config::default() };
+    let config = Config::default().with_durability(flags.durability).with_cache_bytes(flags.cache_mib << 20);
     let store = Store::open_with(store_dir, config)?;
     let bar = progress_bar(total, flags.quiet);
     bar.set_message("loading the initial state");

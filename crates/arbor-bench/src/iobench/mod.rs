@@ -321,8 +321,7 @@ pub fn run(opts: &Options, log: &mut dyn FnMut(&str)) -> Result<IobenchReport, I
     ));
     let mut rng = sample::Rng::new(opts.sample_seed);
     let picked = sample::pick_paths(opts.seed, opts.values, opts.reads, opts.writes, opts.warmup_paths, &mut rng);
-    let config =
-        Config { cache_bytes: opts.engine_cache_bytes, durability: Durability::EveryCommit, ..Config::default() };
+    let config = Config::default().with_cache_bytes(opts.engine_cache_bytes).with_durability(Durability::EveryCommit);
     let store = Store::open_with(grow::store_dir(&opts.dir), config)?;
     // New anonymous memory the cgroup must allow besides the cache: the engine cache, the
     // trees and buffers of the run.

@@ -423,7 +423,7 @@ pub fn apply_model(m: &mut Model, ops: &[BlockOp]) {
 
 /// A configuration storing on `fs` with everything else default.
 pub fn mem_config(fs: &MemFs) -> Config {
-    Config { fs: Arc::new(fs.clone()), ..Config::default() }
+    Config::default().with_fs(Arc::new(fs.clone()))
 }
 
 /// Asserts that fsck reports no problem.

@@ -1,5 +1,6 @@
 //! arbor-bench: replaying context traces into an arbor store, measuring every block, and
-//! reporting the results (the measuring stick of seeds 000-002).
+//! reporting the results (the workload is calibrated against published Tezos context
+//! measurements: see docs/WORKLOAD.md).
 
 pub mod environment;
 pub mod iobench;

@@ -1,4 +1,4 @@
-//! Constraining the memory the OS page cache may use for the store, as seed 003 does.
+//! Constraining the memory the OS page cache may use for the store, as the IO benchmarks (DaiLambda, 2023) do.
 //!
 //! In order of preference:
 //! 1. a memory cgroup (v2 `memory.max`, else v1 `memory.limit_in_bytes`) created as a child
@@ -7,7 +7,7 @@
 //!    squeezed. Needs write access to the cgroup file system (root, or a delegated subtree).
 //! 2. ballast: anonymous memory mapped and locked (`mlock`; merely touched when locking is
 //!    not allowed) until `MemAvailable` of `/proc/meminfo` is down to the cache wanted. This
-//!    is seed 003's method; it squeezes the whole machine, other processes included.
+//!    is the IO benchmarks' method; it squeezes the whole machine, other processes included.
 //!
 //! Every attempt and why it failed is recorded in the report, and the memory actually left
 //! for the cache is measured, not assumed.

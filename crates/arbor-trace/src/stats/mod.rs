@@ -104,7 +104,7 @@ pub struct TraceStats {
     /// Operations by number of path steps (index = steps; the last entry
     /// counts 15 steps or more).
     pub path_steps: Vec<u64>,
-    /// Mean path length (steps after the first, seed 003's measure) of
+    /// Mean path length (steps after the first, the IO benchmarks' measure) of
     /// `find`s.
     pub read_path_length: f64,
     /// Mean path length of `add`s.

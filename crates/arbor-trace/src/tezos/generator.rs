@@ -29,7 +29,7 @@ pub struct GeneratorParams {
     pub values: u64,
     /// Seed of the initial state and of the blocks.
     pub seed: u64,
-    /// Blocks per cycle. Mainnet has 16,384 (seed 000); the default, 1,000,
+    /// Blocks per cycle. Mainnet has 16,384 (the Lima audit); the default, 1,000,
     /// is scaled down so that a 10,000-block trace crosses ten cycle
     /// boundaries, two of them big ones.
     pub cycle_length: u64,

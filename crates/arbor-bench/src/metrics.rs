@@ -3,6 +3,8 @@
 
 use std::time::Duration;
 
+use crate::procfs;
+
 /// The I/O counters of /proc/self/io.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct IoCounters {
@@ -20,21 +22,9 @@ impl IoCounters {
     /// The current counters of the calling thread (/proc/thread-self/io): the replay reads
     /// its trace on another thread, whose I/O is not the store's.
     pub fn now() -> IoCounters {
-        let mut c = IoCounters::default();
-        let Ok(text) = std::fs::read_to_string("/proc/thread-self/io") else { return c };
-        for line in text.lines() {
-            let mut parts = line.split(':');
-            let (Some(k), Some(v)) = (parts.next(), parts.next()) else { continue };
-            let v: u64 = v.trim().parse().unwrap_or(0);
-            match k {
-                "rchar" => c.rchar = v,
-                "wchar" => c.wchar = v,
-                "syscr" => c.syscr = v,
-                "syscw" => c.syscw = v,
-                _ => {}
-            }
-        }
-        c
+        let text = procfs::read("/proc/thread-self/io").unwrap_or_default();
+        let f = |key| procfs::field_u64(&text, key).unwrap_or(0);
+        IoCounters { rchar: f("rchar"), wchar: f("wchar"), syscr: f("syscr"), syscw: f("syscw") }
     }
 
     /// Counters accumulated since `earlier`.
@@ -50,22 +40,15 @@ impl IoCounters {
 
 /// Resident set size of this process in bytes (from /proc/self/statm).
 pub fn rss_bytes() -> u64 {
-    let Ok(text) = std::fs::read_to_string("/proc/self/statm") else { return 0 };
-    let pages: u64 = text.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
-    pages * rustix::param::page_size() as u64
+    procfs::resident_pages().unwrap_or(0) * rustix::param::page_size() as u64
 }
 
 /// User and system CPU time this process has used (fields 14 and 15 of /proc/self/stat).
 pub fn cpu_times() -> (Duration, Duration) {
-    let Ok(text) = std::fs::read_to_string("/proc/self/stat") else { return (Duration::ZERO, Duration::ZERO) };
-    // The command name (field 2) may hold spaces; the fields after it start past its ')'.
-    let rest = text.rsplit_once(')').map_or("", |(_, r)| r);
-    let fields: Vec<u64> = rest.split_whitespace().map(|f| f.parse().unwrap_or(0)).collect();
+    let (user, system) = procfs::cpu_ticks().unwrap_or((0, 0));
     let ticks = rustix::param::clock_ticks_per_second().max(1);
-    let at = |i: usize| fields.get(i).copied().unwrap_or(0);
-    // `rest` starts at field 3, so utime (14) and stime (15) are at 11 and 12.
     let secs = |t: u64| Duration::from_secs_f64(t as f64 / ticks as f64);
-    (secs(at(11)), secs(at(12)))
+    (secs(user), secs(system))
 }
 
 /// Bytes the files under `dir` occupy on disk (allocated blocks), recursively.

@@ -1,12 +1,15 @@
 //! Replaying a trace into a store: every operation is applied and its recorded result checked,
 //! every block timed and measured.
 
+use std::collections::BTreeMap;
 use std::io::Read;
 use std::time::{Duration, Instant};
 
 use arbor::{GcHandle, GcMode, Hash, Kind, Store, Tree};
 use arbor_trace::{Digest, InitialState, Parent, TraceError, TraceHeader, TraceReader, TreeSummary};
 
+use crate::environment::Environment;
+use crate::latency::{OpKind, OpLatencies};
 use crate::metrics::{cpu_times, dir_bytes, rss_bytes, IoCounters};
 use crate::packed::{Body, PackedBlock, PackedOp};
 use crate::summary::{BlockSample, GcRun, ReplayReport, ReplaySummary};
@@ -209,6 +212,17 @@ fn apply(
     })
 }
 
+/// The latency histogram an operation is counted in.
+fn kind_of(body: &Body) -> OpKind {
+    match body {
+        Body::Find(_) | Body::FindTree(_) => OpKind::Find,
+        Body::Mem(_) | Body::MemTree(_) => OpKind::Mem,
+        Body::Add(_) | Body::AddTree(_) | Body::Copy(_) => OpKind::Add,
+        Body::Remove => OpKind::Remove,
+        Body::List { .. } | Body::Length(_) | Body::Fold { .. } => OpKind::Walk,
+    }
+}
+
 fn check<T: PartialEq + std::fmt::Debug>(what: &str, path: &[&[u8]], expected: T, got: T) -> Result<bool, String> {
     if expected == got {
         Ok(true)
@@ -231,6 +245,7 @@ pub fn replay<R: Read + Send>(
     mut progress: impl FnMut(u64, &BlockSample),
 ) -> Result<ReplayReport, ReplayError> {
     let mut summary = ReplaySummary::default();
+    let mut latency = OpLatencies::default();
     let load_start = Instant::now();
     let (base, loaded) = match reader.header().initial_state {
         InitialState::None => (store.head(BASE_HEAD), 0),
@@ -267,7 +282,7 @@ pub fn replay<R: Read + Send>(
             let block = block?;
             let index = index as u64;
             let running = gc.as_ref().is_some_and(|(h, _)| !h.is_finished());
-            let mut sample = replay_block(store, &block, index, base, &mut previous, opts, &mut summary)?;
+            let mut sample = replay_block(store, &block, index, base, &mut previous, opts, &mut summary, &mut latency)?;
             sample.gc_running = running;
             if !running {
                 if let Some((handle, run)) = gc.take() {
@@ -307,9 +322,32 @@ pub fn replay<R: Read + Send>(
         trace: String::new(),
         store: store.dir().display().to_string(),
         durability: format!("{:?}", store.config().durability),
+        environment: Environment::current(),
+        config: configuration(store, opts),
         summary,
+        latency,
         blocks: samples,
     })
+}
+
+/// The store's configuration and the replay's options, as the report records them.
+fn configuration(store: &Store, opts: &ReplayOptions) -> BTreeMap<String, String> {
+    let c = store.config();
+    let mut m = BTreeMap::new();
+    let mut set = |k: &str, v: String| m.insert(k.to_string(), v);
+    set("durability", format!("{:?}", c.durability));
+    set("cache_bytes", c.cache_bytes.to_string());
+    set("inline_max", c.inline_max.to_string());
+    set("chunk_bytes", c.chunk_bytes.to_string());
+    set("inode_entries", c.inode.entries.to_string());
+    set("control_every", c.control_every.to_string());
+    set("working_commits", c.working_commits.to_string());
+    set("check", opts.check.to_string());
+    set("load_batch", opts.load_batch.to_string());
+    set("gc_every", opts.gc_every.map_or_else(|| "never".to_string(), |k| k.to_string()));
+    set("gc_keep", opts.gc_keep.to_string());
+    set("gc_mode", format!("{:?}", opts.gc_mode));
+    m
 }
 
 /// Waits for a collection (already finished, or the replay is over) and records it.
@@ -325,6 +363,7 @@ fn finish_gc(handle: GcHandle, mut run: GcRun, level: u64) -> Result<GcRun, Repl
     Ok(run)
 }
 
+#[expect(clippy::too_many_arguments, reason = "the replay's running state, passed apart to borrow it apart")]
 fn replay_block(
     store: &Store,
     block: &PackedBlock,
@@ -333,6 +372,7 @@ fn replay_block(
     previous: &mut Option<Hash>,
     opts: &ReplayOptions,
     summary: &mut ReplaySummary,
+    latency: &mut OpLatencies,
 ) -> Result<BlockSample, ReplayError> {
     let parent = match block.meta.parent {
         Parent::Genesis => base,
@@ -348,7 +388,11 @@ fn replay_block(
         None => store.empty(),
     };
     for (i, op) in block.ops.iter().enumerate() {
-        match apply(store, &mut tree, block, op)? {
+        // Two clock reads per operation (tens of nanoseconds) are part of the block time.
+        let op_start = Instant::now();
+        let applied = apply(store, &mut tree, block, op)?;
+        latency.get_mut(kind_of(&op.body)).add(op_start.elapsed().as_nanos() as u64);
+        match applied {
             Ok(true) => summary.checked_results += 1,
             Ok(false) => {}
             Err(what) if opts.check => return Err(mismatch(index, block.meta.level, i, what)),
@@ -359,6 +403,7 @@ fn replay_block(
     let c = &block.meta.commit;
     let (hash, _) = store.commit_with_stats(&tree, parent.as_slice(), c.date, &c.author, &c.message)?;
     let commit_time: Duration = commit_start.elapsed();
+    latency.commit.add(commit_time.as_nanos() as u64);
     // Freeing the block's tree is part of the block (the store keeps the committed tree as
     // its working tree, so this drops only the caller's handle).
     drop(tree);

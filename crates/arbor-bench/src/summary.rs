@@ -1,9 +1,15 @@
 //! What a replay measured: one sample per block and the summary over them.
 
-use serde::Serialize;
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::environment::Environment;
+use crate::latency::OpLatencies;
 
 /// Measurements of one replayed block.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct BlockSample {
     /// Block level.
     pub level: u64,
@@ -40,7 +46,8 @@ pub struct BlockSample {
 }
 
 /// One background garbage collection during a replay.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct GcRun {
     /// Level of the block after which it started.
     pub started_level: u64,
@@ -61,7 +68,8 @@ pub struct GcRun {
 }
 
 /// The summary of a replay.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct ReplaySummary {
     /// Blocks replayed.
     pub blocks: u64,
@@ -134,7 +142,8 @@ pub struct ReplaySummary {
 }
 
 /// A replay's full report: summary, the per-block series, and what was replayed where.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct ReplayReport {
     /// The trace file.
     pub trace: String,
@@ -142,8 +151,14 @@ pub struct ReplayReport {
     pub store: String,
     /// Durability policy of the store during the replay.
     pub durability: String,
+    /// The machine, kernel and build the replay ran on.
+    pub environment: Environment,
+    /// The store's configuration and the replay's options, by name.
+    pub config: BTreeMap<String, String>,
     /// Summary figures.
     pub summary: ReplaySummary,
+    /// Per-operation latency histograms.
+    pub latency: OpLatencies,
     /// One sample per block, in order.
     pub blocks: Vec<BlockSample>,
 }

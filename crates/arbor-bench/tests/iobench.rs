@@ -22,7 +22,7 @@ impl Rng {
 
 #[test]
 fn fit_recovers_known_coefficients_from_noisy_data() {
-    // Seed 003's write model with an intercept, at realistic scales: depth 0-10, 1 B-64 KiB.
+    // The IO benchmarks' write model with an intercept, at realistic scales: depth 0-10, 1 B-64 KiB.
     let (a, b, c) = (930_000.0, 1.5, 250_000.0);
     let mut rng = Rng(0x1234_5678);
     let points: Vec<Point> = (0..2_000)
@@ -84,7 +84,7 @@ fn quick_mode_end_to_end_on_a_tiny_config() {
     iobench::write_html(&report, &html_path).unwrap();
     let html = std::fs::read_to_string(&html_path).unwrap();
     assert!(html.matches("<svg").count() == 4, "two scatter plots per model");
-    assert!(iobench::report::summary(&report).contains("seed 003"));
+    assert!(iobench::report::summary(&report).contains("the IO benchmarks"));
     // A second run reuses the grown context.
     let again = iobench::run(&Options { reads: 10, writes: 5, ..opts }, &mut |_: &str| {}).unwrap();
     assert!(again.grow.reused);

@@ -2,7 +2,7 @@
 
 mod common;
 
-use arbor_bench::report::{html_string, series::MAX_POINTS};
+use arbor_bench::report::{html_string, read_json, series::MAX_POINTS};
 use arbor_bench::{write_html, write_json, BlockSample, ReplayReport};
 use common::{record_random, replay_into};
 
@@ -14,15 +14,15 @@ fn html_and_json_reports_of_a_small_replay() {
     report.trace = "<recorded & random>".into();
     let out = tempfile::tempdir().unwrap();
     let (html_path, json_path) = (out.path().join("report.html"), out.path().join("report.json"));
-    write_html(&report, "Replay <test>", &html_path).unwrap();
+    write_html(&report, None, "Replay <test>", &html_path).unwrap();
     write_json(&report, &json_path).unwrap();
 
     let html = std::fs::read_to_string(&html_path).unwrap();
     assert!(html.starts_with("<!DOCTYPE html>"));
     assert!(html.contains("<title>Replay &lt;test&gt;</title>"));
     assert!(html.contains("&lt;recorded &amp; random&gt;"));
-    // Five charts, inline, and nothing loaded from elsewhere.
-    assert_eq!(html.matches("<svg").count(), 5);
+    // Six charts, inline, and nothing loaded from elsewhere.
+    assert_eq!(html.matches("<svg").count(), 6);
     assert!(!html.contains("<?xml"));
     assert!(!html.contains("src=") && !html.contains("href="));
     let s = &report.summary;
@@ -75,8 +75,8 @@ fn long_report(blocks: u64) -> ReplayReport {
 #[test]
 fn long_runs_are_downsampled_and_keep_their_outliers() {
     let report = long_report(12_000);
-    let html = html_string(&report, "long").unwrap();
-    assert_eq!(html.matches("<svg").count(), 5);
+    let html = html_string(&report, None, "long").unwrap();
+    assert_eq!(html.matches("<svg").count(), 6);
     // The twelve boundary blocks stand out by their operations and their time.
     assert!(html.contains("12 cycle-boundary blocks and 12 slow blocks"));
     assert!(html.contains("cycle boundaries (&gt;= 2.5x median operations): 12"));
@@ -85,4 +85,58 @@ fn long_runs_are_downsampled_and_keep_their_outliers() {
     // Downsampling bounds the page: 12,000 blocks in 5 charts stay well under a megabyte.
     assert!(html.len() < 1_000_000, "{} bytes", html.len());
     assert!(MAX_POINTS < report.blocks.len());
+}
+
+#[test]
+fn a_report_records_its_machine_configuration_and_operation_latencies() {
+    let recorded = record_random(6, 5);
+    let store_dir = tempfile::tempdir().unwrap();
+    let (_, report) = replay_into(&recorded.trace, store_dir.path()).unwrap();
+    let env = &report.environment;
+    assert!(env.cores >= 1);
+    assert!(!env.kernel.is_empty() && !env.git_revision.is_empty() && !env.cpu_model.is_empty());
+    assert_eq!(report.config.get("cache_bytes").map(String::as_str), Some((512u64 << 20).to_string().as_str()));
+    assert_eq!(report.config.get("check").map(String::as_str), Some("true"));
+    // One commit per block, and every operation in some histogram.
+    let l = &report.latency;
+    assert_eq!(l.commit.count, report.summary.blocks);
+    let timed = l.find.count + l.mem.count + l.add.count + l.remove.count + l.walk.count;
+    assert_eq!(timed, report.summary.ops);
+    assert!(l.add.count > 0 && l.find.count > 0);
+    assert_eq!(l.commit.buckets.iter().sum::<u64>(), l.commit.count);
+
+    let html = html_string(&report, None, "machine").unwrap();
+    assert!(html.contains("<h2>Machine and configuration</h2>"));
+    assert!(html.contains(&format!("<th>Git revision</th><td>{}</td>", env.git_revision)));
+    assert!(html.contains("<h2>Operation latency</h2>"));
+    assert!(!html.contains("Against the baseline"));
+}
+
+#[test]
+fn a_baseline_is_overlaid_and_compared() {
+    let out = tempfile::tempdir().unwrap();
+    let old = long_report(3_000);
+    let old_path = out.path().join("old.json");
+    write_json(&old, &old_path).unwrap();
+    let old = read_json(&old_path).unwrap();
+    assert_eq!(old.blocks.len(), 3_000);
+
+    // The new run is twice as fast.
+    let mut new = long_report(3_000);
+    for b in &mut new.blocks {
+        b.time_ns /= 2;
+    }
+    new.summary.from_samples(&new.blocks);
+    let html = html_string(&new, Some(&old), "against").unwrap();
+    assert!(html.contains("<h2>Against the baseline</h2>"));
+    assert!(html.contains("block time (baseline)") && html.contains("commit time (baseline)"));
+    assert!(html.contains("Outline: the baseline run"));
+    let row = html.lines().find(|l| l.contains("block time, mean (ms)")).expect("a row for the mean block time");
+    assert!(row.contains("0.50x (better)"), "{row}");
+    assert!(html.contains("throughput (TPS)"));
+
+    // A file that is no report is refused with its name.
+    std::fs::write(out.path().join("bad.json"), "[1, 2]").unwrap();
+    let err = read_json(&out.path().join("bad.json")).unwrap_err();
+    assert!(err.to_string().contains("not a replay report"), "{err}");
 }

@@ -1,4 +1,5 @@
-//! `arbor audit`: the context audit of seed 000 section 3 over one commit's state (content
+//! `arbor audit`: the context audit of section 3 of Tarides' "Tezos Context Lima Performance
+//! Audit" (July 2023) over one commit's state (content
 //! sizes, directory fan-out, inlined versus separate values, bytes per object kind) and the
 //! zstd compression ratio of the whole log.
 

@@ -12,6 +12,7 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::error::{CliError, CliResult};
+use crate::iobench::parse_mem_size;
 
 /// Durability choices on the command line.
 fn parse_durability(text: &str) -> Result<Durability, String> {
@@ -30,9 +31,14 @@ pub struct ReplayFlags {
     /// Durability of the store: `commit` (fsync each commit) or `interval-ms=N`.
     #[arg(long, default_value = "commit", value_parser = parse_durability)]
     durability: Durability,
-    /// Cache budget of the store, in MiB.
-    #[arg(long, default_value_t = 512)]
-    cache_mib: u64,
+    /// Cache budget of the store, with its unit (`512MiB`, `2GiB`; as iobench's sizes, a bare
+    /// number is refused). `--cache-mib` is an older name of this option.
+    #[arg(long, alias = "cache-mib", value_name = "SIZE", default_value = "512MiB", value_parser = parse_mem_size)]
+    cache_size: u64,
+    /// An earlier run's JSON report (`--json`) to compare with: its series are drawn on every
+    /// chart of the HTML report, and the ratios of the key figures are printed and reported.
+    #[arg(long, value_name = "OLD.json")]
+    baseline: Option<PathBuf>,
     /// Do not check recorded results (only time the operations).
     #[arg(long)]
     no_check: bool,
@@ -197,7 +203,14 @@ fn run_replay(
         (Some(t), Some(m)) => Some(t.min(m)),
         (t, m) => t.or(m),
     };
-    let config = Config { durability: flags.durability, cache_bytes: flags.cache_mib << 20, ..Config::default() };
+    // Read before the replay, so that a wrong path is refused before an hour of replay.
+    let baseline = match &flags.baseline {
+        Some(path) => {
+            Some(arbor_bench::report::read_json(path).map_err(|e| CliError::failed(format!("--baseline: {e}")))?)
+        }
+        None => None,
+    };
+    let config = Config::default().with_durability(flags.durability).with_cache_bytes(flags.cache_size);
     let store = Store::open_with(store_dir, config)?;
     let bar = progress_bar(total, flags.quiet);
     bar.set_message("loading the initial state");
@@ -222,12 +235,24 @@ fn run_replay(
     let mut report = result.map_err(|e| CliError::failed(e.to_string()))?;
     report.trace = trace.display().to_string();
     writeln!(out, "{}", report.summary)?;
+    writeln!(out, "machine         {}", report.environment.describe())?;
+    if let Some(base) = &baseline {
+        writeln!(
+            out,
+            "against         {} ({} blocks): this run / baseline",
+            flags.baseline.as_ref().map_or(String::new(), |p| p.display().to_string()),
+            base.summary.blocks
+        )?;
+        for c in arbor_bench::report::baseline::compare(&report, base) {
+            writeln!(out, "  {:<30} {:>12.3} {:>12.3}  {}", c.name, c.this, c.baseline, c.describe_ratio())?;
+        }
+    }
     if let Some(path) = &flags.json {
         arbor_bench::write_json(&report, path)?;
         writeln!(out, "json            {}", path.display())?;
     }
     if let Some(path) = &flags.report {
-        arbor_bench::write_html(&report, "arbor replay", path)?;
+        arbor_bench::write_html(&report, baseline.as_ref(), "arbor replay", path)?;
         writeln!(out, "report          {}", path.display())?;
     }
     Ok(report)

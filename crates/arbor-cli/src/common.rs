@@ -71,7 +71,7 @@ impl StoreArg {
     /// [`StoreArg::open_read_only`] with other settings (`read_only` is forced on).
     pub fn open_read_only_with(&self, config: Config) -> CliResult<Store> {
         self.require_store()?;
-        Ok(Store::open_with(&self.store, Config { read_only: true, ..config })?)
+        Ok(Store::open_with(&self.store, config.with_read_only(true))?)
     }
 
     /// Fails with "no store at DIR" unless DIR holds a store: the engine would read an empty

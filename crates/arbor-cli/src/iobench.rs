@@ -1,5 +1,6 @@
-//! `arbor iobench`: seed 003's storage-gas benchmark (grow a context, limit the page cache,
-//! time random reads and writes + commit, fit `a·path_length + b·nbytes + c`). See
+//! `arbor iobench`: the storage-gas benchmark of DaiLambda's "New IO benchmarks" (September
+//! 2023): grow a context, limit the page cache,
+//! time random reads and writes + commit, fit `a·path_length + b·nbytes + c`. See
 //! docs/IOBENCH.md.
 
 use std::io::Write;

@@ -66,7 +66,7 @@ struct ExportArgs {
 impl ExportArgs {
     fn run(self, out: &mut dyn Write) -> CliResult {
         // Every record is read once: a large cache would only hold memory.
-        let store = self.store.open_read_only_with(Config { cache_bytes: CACHE_BYTES, ..Config::default() })?;
+        let store = self.store.open_read_only_with(Config::default().with_cache_bytes(CACHE_BYTES))?;
         let commit = resolve_commit(&store, self.commit.as_ref())?;
         let start = Instant::now();
         let stats = snapshot::export_file(&store, &commit, &self.out)?;
@@ -103,7 +103,7 @@ struct ImportArgs {
 impl ImportArgs {
     fn run(self, out: &mut dyn Write) -> CliResult {
         // Import re-reads only what it just wrote: a small cache suffices.
-        let (store, created) = self.store.open_or_create(Config { cache_bytes: CACHE_BYTES, ..Config::default() })?;
+        let (store, created) = self.store.open_or_create(Config::default().with_cache_bytes(CACHE_BYTES))?;
         // A commit no head names is dropped by the next collection: the imported one always
         // has a head. Decided from the file's header before anything is written, so a
         // refusal changes nothing.

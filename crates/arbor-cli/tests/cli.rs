@@ -3,6 +3,7 @@
 mod support;
 
 use arbor::{Hash, Store, Tree};
+use arbor_core::toolbox::hex::encode as hex;
 use support::{arbor, commit, ok, stderr, stdout};
 
 /// The demo protocol's genesis commit, as published by Octez.
@@ -11,10 +12,6 @@ const GENESIS: &str = "CoVea41f9dPhkymYEfPsXV5FmyzDb91iz1Grk6zasb31zv9nEZjN";
 /// The 32 bytes of the demo protocol hash, which genesis stores at `protocol`.
 fn demo_protocol() -> Vec<u8> {
     arbor_core::base58::base58check_decode("ProtoDemoNoopsDemoNoopsDemoNoopsDemoNoopsDemo6XBoYp", 2).unwrap().1
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[test]

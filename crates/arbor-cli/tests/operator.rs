@@ -211,3 +211,25 @@ fn imported_state_survives_garbage_collection() {
     assert_eq!(out.trim(), "02");
     ok(&s1, &["fsck"], "");
 }
+
+#[test]
+fn replay_sizes_take_units_and_a_baseline_must_be_a_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let (s, trace) = (dir.path().join("s"), dir.path().join("t.trace"));
+    let trace = trace.to_str().unwrap();
+    // A bare number is refused before anything runs, as iobench's sizes are.
+    let o = arbor(&s, &["replay", trace, "--cache-size", "64"], "");
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("has no unit"), "{}", stderr(&o));
+    let o = arbor(&s, &["replay", trace, "--cache-mib", "512"], "");
+    assert!(stderr(&o).contains("has no unit"), "{}", stderr(&o));
+    // A baseline that is not a replay report is refused before the replay, which changes nothing.
+    let o = run(&["trace", "generate", "--blocks", "2", "--state-size", "10000", "--out", trace], &[], b"");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let bad = dir.path().join("bad.json");
+    std::fs::write(&bad, "{\"blocks\": 3}").unwrap();
+    let o = arbor(&s, &["replay", trace, "--cache-size", "8MiB", "--baseline", bad.to_str().unwrap()], "");
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("--baseline") && stderr(&o).contains("not a replay report"), "{}", stderr(&o));
+    assert!(!s.exists(), "a refused replay left a store behind");
+}

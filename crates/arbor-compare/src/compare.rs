@@ -47,8 +47,8 @@ impl Comparison {
 
 fn machine() -> String {
     let cpus = std::thread::available_parallelism().map_or(0, |n| n.get());
-    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
-    format!("{cpus} CPUs, Linux {}", kernel.trim())
+    let kernel = arbor_bench::procfs::kernel_release().unwrap_or_default();
+    format!("{cpus} CPUs, Linux {kernel}")
 }
 
 /// The trace to replay: the one given, or a generated one (cached in `dir/traces`).

@@ -23,6 +23,7 @@
 
 use std::io::{Read, Write};
 
+use arbor_core::toolbox::{Cursor, CursorError};
 use arbor_trace::Digest;
 
 use crate::error::{CompareError, Result};
@@ -191,65 +192,50 @@ impl<W: Write> FlatWriter<W> {
     }
 }
 
-/// A cursor over one frame's payload.
-struct Cursor<'a>(&'a [u8]);
+impl From<CursorError> for CompareError {
+    /// Only the truncated-read error can come from the fixed-size reads below.
+    fn from(_: CursorError) -> Self {
+        CompareError::Flat("frame ends inside an operation".into())
+    }
+}
 
-impl<'a> Cursor<'a> {
-    fn take(&mut self, n: usize) -> Result<&'a [u8]> {
-        if self.0.len() < n {
-            return Err(CompareError::Flat("frame ends inside an operation".into()));
+fn key(c: &mut Cursor<'_>) -> Result<Key> {
+    Ok(c.array::<32>()?)
+}
+
+fn expect(c: &mut Cursor<'_>) -> Result<Expect> {
+    Ok(match c.u8()? {
+        0 => Expect::Unchecked,
+        1 => Expect::Absent,
+        2 => Expect::Present,
+        3 => {
+            let len = c.u32_le()? as u64;
+            let n = c.u8()? as usize;
+            let stored = c.take(n)?;
+            Expect::Value(Digest::from_parts(len, stored).ok_or_else(|| CompareError::Flat("bad value digest".into()))?)
         }
-        let (head, rest) = self.0.split_at(n);
-        self.0 = rest;
-        Ok(head)
-    }
-    fn u8(&mut self) -> Result<u8> {
-        Ok(self.take(1)?[0])
-    }
-    fn u32(&mut self) -> Result<u32> {
-        Ok(u32::from_le_bytes(self.take(4)?.try_into().expect("4 bytes")))
-    }
-    fn u64(&mut self) -> Result<u64> {
-        Ok(u64::from_le_bytes(self.take(8)?.try_into().expect("8 bytes")))
-    }
-    fn key(&mut self) -> Result<Key> {
-        Ok(self.take(32)?.try_into().expect("32 bytes"))
-    }
-    fn expect(&mut self) -> Result<Expect> {
-        Ok(match self.u8()? {
-            0 => Expect::Unchecked,
-            1 => Expect::Absent,
-            2 => Expect::Present,
+        t => return Err(CompareError::Flat(format!("unknown expectation {t}"))),
+    })
+}
+
+fn ops(c: &mut Cursor<'_>) -> Result<Vec<FlatOp>> {
+    let n = c.u32_le()? as usize;
+    let mut ops = Vec::with_capacity(n.min(1 << 20));
+    for _ in 0..n {
+        let tag = c.u8()?;
+        let key = key(c)?;
+        ops.push(match tag {
+            1 => FlatOp::Get(key, expect(c)?),
+            2 => FlatOp::Has(key, expect(c)?),
             3 => {
-                let len = self.u32()? as u64;
-                let n = self.u8()? as usize;
-                let stored = self.take(n)?;
-                Expect::Value(
-                    Digest::from_parts(len, stored).ok_or_else(|| CompareError::Flat("bad value digest".into()))?,
-                )
+                let len = c.u32_le()? as usize;
+                FlatOp::Put(key, c.take(len)?.to_vec())
             }
-            t => return Err(CompareError::Flat(format!("unknown expectation {t}"))),
-        })
+            4 => FlatOp::Del(key),
+            t => return Err(CompareError::Flat(format!("unknown operation tag {t}"))),
+        });
     }
-    fn ops(&mut self) -> Result<Vec<FlatOp>> {
-        let n = self.u32()? as usize;
-        let mut ops = Vec::with_capacity(n.min(1 << 20));
-        for _ in 0..n {
-            let tag = self.u8()?;
-            let key = self.key()?;
-            ops.push(match tag {
-                1 => FlatOp::Get(key, self.expect()?),
-                2 => FlatOp::Has(key, self.expect()?),
-                3 => {
-                    let len = self.u32()? as usize;
-                    FlatOp::Put(key, self.take(len)?.to_vec())
-                }
-                4 => FlatOp::Del(key),
-                t => return Err(CompareError::Flat(format!("unknown operation tag {t}"))),
-            });
-        }
-        Ok(ops)
-    }
+    Ok(ops)
 }
 
 /// Reads a flat stream frame by frame.
@@ -276,19 +262,19 @@ impl<R: Read> FlatReader<R> {
         let len = u32::from_le_bytes(head[1..5].try_into().expect("4 bytes")) as usize;
         self.buf.resize(len, 0);
         self.input.read_exact(&mut self.buf).map_err(|e| CompareError::Flat(format!("truncated frame: {e}")))?;
-        let mut c = Cursor(&self.buf);
+        let mut c = Cursor::new(&self.buf);
         let frame = match head[0] {
             b'E' => return Ok(None),
-            b'I' => Frame::Initial(c.ops()?),
+            b'I' => Frame::Initial(ops(&mut c)?),
             b'B' => {
-                let level = c.u64()?;
-                let trace_ops = c.u32()?;
-                let transactions = c.u32()?;
-                Frame::Block(FlatBlock { level, trace_ops, transactions, ops: c.ops()? })
+                let level = c.u64_le()?;
+                let trace_ops = c.u32_le()?;
+                let transactions = c.u32_le()?;
+                Frame::Block(FlatBlock { level, trace_ops, transactions, ops: ops(&mut c)? })
             }
             k => return Err(CompareError::Flat(format!("unknown frame kind {k:#x}"))),
         };
-        if !c.0.is_empty() {
+        if !c.is_empty() {
             return Err(CompareError::Flat("bytes left over at the end of a frame".into()));
         }
         Ok(Some(frame))

@@ -4,6 +4,7 @@
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
+use arbor_bench::procfs;
 use serde::{Deserialize, Serialize};
 
 /// The process-wide counters of /proc/self/io (all threads, including exited ones, and the
@@ -23,20 +24,9 @@ pub struct ProcIo {
 impl ProcIo {
     /// The current counters (zero where /proc is missing).
     pub fn now() -> ProcIo {
-        let mut c = ProcIo::default();
-        let Ok(text) = std::fs::read_to_string("/proc/self/io") else { return c };
-        for line in text.lines() {
-            let Some((k, v)) = line.split_once(':') else { continue };
-            let v: u64 = v.trim().parse().unwrap_or(0);
-            match k {
-                "rchar" => c.rchar = v,
-                "wchar" => c.wchar = v,
-                "read_bytes" => c.read_bytes = v,
-                "write_bytes" => c.write_bytes = v,
-                _ => {}
-            }
-        }
-        c
+        let text = procfs::read("/proc/self/io").unwrap_or_default();
+        let f = |key| procfs::field_u64(&text, key).unwrap_or(0);
+        ProcIo { rchar: f("rchar"), wchar: f("wchar"), read_bytes: f("read_bytes"), write_bytes: f("write_bytes") }
     }
 
     /// Counters accumulated since `earlier`.
@@ -50,20 +40,14 @@ impl ProcIo {
     }
 }
 
-fn status_kib(field: &str) -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = text.lines().find(|l| l.starts_with(field))?;
-    line[field.len()..].trim().trim_end_matches("kB").trim().parse().ok()
-}
-
 /// Resident memory now, in bytes.
 pub fn rss_bytes() -> u64 {
-    status_kib("VmRSS:").unwrap_or(0) * 1024
+    procfs::status_bytes("VmRSS").unwrap_or(0)
 }
 
 /// Peak resident memory since the last [`reset_peak_rss`] (or the start), in bytes.
 pub fn peak_rss_bytes() -> u64 {
-    status_kib("VmHWM:").unwrap_or(0) * 1024
+    procfs::status_bytes("VmHWM").unwrap_or(0)
 }
 
 /// Resets the peak resident memory to the current one (`/proc/self/clear_refs` value 5,

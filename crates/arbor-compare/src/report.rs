@@ -26,9 +26,7 @@ table{border-collapse:collapse;font-size:.9em}th,td{padding:.25em .6em;border-bo
 th:first-child,td:first-child{text-align:left}.meta,.note{color:#555;font-size:.9em}svg{width:100%;height:auto}\
 code{font-size:.95em}";
 
-fn escape(text: &str) -> String {
-    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
-}
+use arbor_bench::report::escape;
 
 fn draw_err(e: impl std::fmt::Display) -> CompareError {
     CompareError::Worker(format!("drawing a chart: {e}"))

@@ -6,6 +6,7 @@ use core::fmt;
 
 use crate::base58::{base58check_decode, base58check_encode};
 pub use crate::error::HashParseError;
+use crate::toolbox::hex;
 
 /// Base58check prefix of a Tezos context hash; it makes the text start with "Co".
 pub const CONTEXT_HASH_PREFIX: [u8; 2] = [0x4f, 0xc7];
@@ -26,12 +27,7 @@ impl Hash {
 
     /// Lower-case hex spelling (64 characters).
     pub fn to_hex(&self) -> String {
-        let mut s = String::with_capacity(2 * Self::LEN);
-        for &b in &self.0 {
-            s.push(HEX_DIGITS[usize::from(b >> 4)] as char);
-            s.push(HEX_DIGITS[usize::from(b & 0xf)] as char);
-        }
-        s
+        hex::encode(&self.0)
     }
 
     /// Parses exactly 64 hex characters (either case).
@@ -41,11 +37,11 @@ impl Hash {
             return Err(HashParseError::HexLength(bytes.len()));
         }
         let mut out = [0u8; 32];
-        for (i, pair) in bytes.chunks_exact(2).enumerate() {
-            let hi = hex_value(pair[0]).ok_or(HashParseError::HexChar(2 * i))?;
-            let lo = hex_value(pair[1]).ok_or(HashParseError::HexChar(2 * i + 1))?;
-            out[i] = (hi << 4) | lo;
-        }
+        hex::decode_to_slice(bytes, &mut out).map_err(|e| match e {
+            hex::HexError::BadDigit(at) => HashParseError::HexChar(at),
+            // The length was checked above.
+            _ => HashParseError::HexLength(bytes.len()),
+        })?;
         Ok(Hash(out))
     }
 
@@ -76,14 +72,42 @@ impl Hash {
     }
 }
 
-const HEX_DIGITS: &[u8; 16] = b"0123456789abcdef";
+impl core::str::FromStr for Hash {
+    type Err = HashParseError;
 
-fn hex_value(c: u8) -> Option<u8> {
-    match c {
-        b'0'..=b'9' => Some(c - b'0'),
-        b'a'..=b'f' => Some(c - b'a' + 10),
-        b'A'..=b'F' => Some(c - b'A' + 10),
-        _ => None,
+    /// Either spelling, as [`Hash::parse`]: 64 hex characters or a "Co…" base58check hash.
+    fn from_str(s: &str) -> Result<Hash, HashParseError> {
+        Hash::parse(s)
+    }
+}
+
+/// With the `serde` feature, a hash is the string of its 64 lower-case hex characters (and
+/// either spelling is accepted when read back, as [`Hash::parse`] does).
+#[cfg(feature = "serde")]
+impl serde::Serialize for Hash {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut buf = [0u8; 2 * Hash::LEN];
+        for (pair, &b) in buf.chunks_exact_mut(2).zip(&self.0) {
+            pair.copy_from_slice(&hex::byte_digits(b));
+        }
+        serializer.serialize_str(core::str::from_utf8(&buf).expect("hex digits are ASCII"))
+    }
+}
+
+#[cfg(feature = "serde")]
+impl<'de> serde::Deserialize<'de> for Hash {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Hash, D::Error> {
+        struct Text;
+        impl serde::de::Visitor<'_> for Text {
+            type Value = Hash;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a context hash: 64 hex characters or a \"Co…\" base58check string")
+            }
+            fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<Hash, E> {
+                Hash::parse(s).map_err(E::custom)
+            }
+        }
+        deserializer.deserialize_str(Text)
     }
 }
 
@@ -234,6 +258,32 @@ mod tests {
 
     const HEX: &str = "d81e60258ecc8bd7064c8703888aececfc54e29ff94f7a2d9a84667a500548e1";
     const B58: &str = "CoWHVKM5r2eiHQxhicqakkr5FwJfabahGBwCCWzRPCNPs79CoZty";
+
+    #[test]
+    fn from_str_takes_either_spelling_and_names_the_error() {
+        let h: Hash = HEX.parse().unwrap();
+        assert_eq!(h.to_base58().parse::<Hash>(), Ok(h));
+        // Neither 64 hex characters nor a base58check hash: refused, with the reason.
+        assert!("abc".parse::<Hash>().is_err());
+        assert_eq!("0OIl".parse::<Hash>(), Err(HashParseError::Base58Char(0)));
+        let mut bad = String::from(HEX);
+        bad.replace_range(10..11, "x");
+        assert_eq!(bad.parse::<Hash>(), Err(HashParseError::HexChar(10)));
+    }
+
+    #[cfg(feature = "serde")]
+    #[test]
+    fn serde_uses_the_hex_string() {
+        let h = Hash::from_hex(HEX).unwrap();
+        let json = serde_json::to_string(&h).unwrap();
+        assert_eq!(json, alloc::format!("\"{HEX}\""));
+        assert_eq!(serde_json::from_str::<Hash>(&json).unwrap(), h);
+        let b58 = alloc::format!("\"{}\"", h.to_base58());
+        assert_eq!(serde_json::from_str::<Hash>(&b58).unwrap(), h);
+        let err = alloc::string::ToString::to_string(&serde_json::from_str::<Hash>("\"0123\"").unwrap_err());
+        assert!(err.contains("base58"), "{err}");
+        assert!(serde_json::from_str::<Hash>("12").is_err());
+    }
 
     #[test]
     fn hex_and_base58_agree() {

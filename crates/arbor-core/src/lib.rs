@@ -12,11 +12,13 @@ pub mod base58;
 pub mod caml;
 pub mod error;
 pub mod hash;
-pub mod leb128;
 pub mod order;
 pub mod proof;
 pub mod reference;
 pub mod tezos;
+pub mod toolbox;
+
+pub use toolbox::leb128;
 
 pub use hash::{blake2b_256, Hash, HashParseError};
 pub use tezos::*;

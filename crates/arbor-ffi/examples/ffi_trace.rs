@@ -18,15 +18,9 @@ use std::fmt::Write as _;
 use std::io::Write as _;
 
 use arbor::{Depth, Hash, Order, Store, Tree};
+use arbor_core::toolbox::hex::encode as hex;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().fold(String::with_capacity(2 * bytes.len()), |mut s, b| {
-        let _ = write!(s, "{b:02x}");
-        s
-    })
-}
 
 fn path_token(p: &[Vec<u8>]) -> String {
     if p.is_empty() {

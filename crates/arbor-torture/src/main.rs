@@ -29,7 +29,12 @@ use swarm::{Params, Stats};
 /// The configuration of both stores, in every process: small chunks and frequent control
 /// file rewrites put chunk creation and control replacement among the crash points.
 pub(crate) fn store_config(fs: Arc<dyn FileSystem>, read_only: bool) -> Config {
-    Config { fs, read_only, chunk_bytes: 32 << 10, control_every: 3, cache_bytes: 16 << 20, ..Config::default() }
+    Config::default()
+        .with_fs(fs)
+        .with_read_only(read_only)
+        .with_chunk_bytes(32 << 10)
+        .with_control_every(3)
+        .with_cache_bytes(16 << 20)
 }
 
 /// Seeds of the quick mode (CI). Every seed from 1 up, but those listed in

@@ -42,7 +42,6 @@
 
 pub mod error;
 pub mod format;
-mod fxhash;
 pub mod irmin;
 mod op_ref;
 mod profile;

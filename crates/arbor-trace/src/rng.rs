@@ -1,4 +1,4 @@
-//! Deterministic pseudo-randomness: SplitMix64 for streams and for hashing
+//! Deterministic pseudo-randomness: SplitMix64 (the workspace's) for streams and for hashing
 //! indices, an approximate Zipf sampler, and an index scatterer.
 //!
 //! Everything here is a pure function of its inputs, so the initial state and
@@ -6,13 +6,9 @@
 //! functions are those of the platform's libm; the same build on the same
 //! platform always gives the same trace).
 
-/// The SplitMix64 output function: a strong 64-bit mixer.
-#[inline]
-pub(crate) fn mix64(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
+pub(crate) use arbor_core::toolbox::splitmix::mix64;
+/// The workspace's SplitMix64 generator, under the name this crate's generators use.
+pub(crate) use arbor_core::toolbox::SplitMix64 as Rng;
 
 /// A hash of `(seed, domain, a, b)`: used to derive identifiers and
 /// per-entity random streams from indices, in O(1) and with no state.
@@ -21,65 +17,6 @@ pub(crate) fn hash4(seed: u64, domain: u64, a: u64, b: u64) -> u64 {
     let x = mix64(seed ^ domain.wrapping_mul(0x9e37_79b9_7f4a_7c15));
     let y = mix64(x ^ a.wrapping_add(0x632b_e59b_d9b4_e019));
     mix64(y ^ b.wrapping_add(0x8cb9_2ba7_2f3d_8dd7))
-}
-
-/// SplitMix64: a tiny, fast generator with a 64-bit state.
-#[derive(Clone, Debug)]
-pub(crate) struct Rng {
-    state: u64,
-}
-
-impl Rng {
-    /// A generator seeded with `seed`.
-    pub(crate) fn new(seed: u64) -> Self {
-        Rng { state: seed }
-    }
-
-    /// Next 64 random bits.
-    #[inline]
-    pub(crate) fn next_u64(&mut self) -> u64 {
-        self.state = self.state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        mix64(self.state)
-    }
-
-    /// Uniform in `0..n` (`n > 0`), by multiply-high (bias below 2^-32 for
-    /// the ranges used here).
-    #[inline]
-    pub(crate) fn below(&mut self, n: u64) -> u64 {
-        ((u128::from(self.next_u64()) * u128::from(n)) >> 64) as u64
-    }
-
-    /// Uniform in `lo..=hi`.
-    #[inline]
-    pub(crate) fn range(&mut self, lo: u64, hi: u64) -> u64 {
-        lo + self.below(hi - lo + 1)
-    }
-
-    /// Uniform in `[0, 1)`.
-    #[inline]
-    pub(crate) fn unit(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
-    }
-
-    /// True with probability `p`.
-    #[inline]
-    pub(crate) fn chance(&mut self, p: f64) -> bool {
-        self.unit() < p
-    }
-
-    /// Skips `n` outputs in O(1), leaving the generator exactly where `n`
-    /// calls to [`Rng::next_u64`] would.
-    pub(crate) fn skip(&mut self, n: u64) {
-        self.state = self.state.wrapping_add(n.wrapping_mul(0x9e37_79b9_7f4a_7c15));
-    }
-
-    /// Fills `out` with random bytes (one output per 8 bytes).
-    pub(crate) fn fill(&mut self, out: &mut [u8]) {
-        for chunk in out.chunks_mut(8) {
-            let w = self.next_u64().to_le_bytes();
-            chunk.copy_from_slice(&w[..chunk.len()]);
-        }
-    }
 }
 
 /// Samples ranks `0..n` with probability roughly proportional to
@@ -160,17 +97,6 @@ mod tests {
             counts[z.sample(&mut rng) as usize] += 1;
         }
         assert!(counts[0] > counts[10] && counts[10] > counts[500]);
-    }
-
-    #[test]
-    fn skip_matches_drawing() {
-        let mut a = Rng::new(5);
-        let mut b = Rng::new(5);
-        for _ in 0..13 {
-            a.next_u64();
-        }
-        b.skip(13);
-        assert_eq!(a.next_u64(), b.next_u64());
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //!
 //! Tolerances:
 //! - operations per ordinary block: mem, read and write means within ±25% of
-//!   the Lima block of seed 000 (2,363 / 3,892 / 3,180);
+//!   the Lima block of the Lima audit (Tarides, July 2023) (2,363 / 3,892 / 3,180);
 //! - transactions per block within ±10% of 212;
 //! - writes preceded by a mem and a read of their path, in blocks not ending
 //!   a cycle: at least 0.8;
@@ -11,7 +11,7 @@
 //!   per block; each DEX big map's `total_bytes` 61.5 ± 25%; `v1/constants`
 //!   exactly 4 per block;
 //! - initial-state value sizes: every log2 bucket within 1.5 percentage
-//!   points of seed 000's table;
+//!   points of the Lima audit's table;
 //! - cycle-end blocks write at least 5x an ordinary block, and every fifth
 //!   one more than 30,000.
 

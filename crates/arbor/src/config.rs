@@ -20,7 +20,18 @@ pub enum Durability {
 }
 
 /// Options for opening a store.
+///
+/// Fields may be added in any release, so a `Config` is built from [`Config::default`] and
+/// the `with_*` setters (or by assigning its public fields), never as a struct literal:
+///
+/// ```
+/// use arbor::{Config, Durability};
+///
+/// let config = Config::default().with_cache_bytes(64 << 20).with_durability(Durability::EveryCommit);
+/// assert_eq!(config.cache_bytes, 64 << 20);
+/// ```
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct Config {
     /// Budget of the decoded-object cache, in bytes. Memory for reading stays within this
     /// whatever the state size (plus the trees the caller holds).
@@ -61,5 +72,57 @@ impl Default for Config {
             working_commits: 8,
             fs: Arc::new(OsFs),
         }
+    }
+}
+
+/// A setter per field, each returning the changed configuration.
+macro_rules! setters {
+    ($($(#[$doc:meta])* $name:ident: $field:ident: $ty:ty;)*) => {
+        impl Config {
+            $(
+                $(#[$doc])*
+                #[must_use]
+                pub fn $name(mut self, value: $ty) -> Self {
+                    self.$field = value;
+                    self
+                }
+            )*
+        }
+    };
+}
+
+setters! {
+    /// Sets [`Config::cache_bytes`].
+    with_cache_bytes: cache_bytes: u64;
+    /// Sets [`Config::inline_max`].
+    with_inline_max: inline_max: usize;
+    /// Sets [`Config::max_value_len`].
+    with_max_value_len: max_value_len: usize;
+    /// Sets [`Config::chunk_bytes`].
+    with_chunk_bytes: chunk_bytes: u64;
+    /// Sets [`Config::durability`].
+    with_durability: durability: Durability;
+    /// Sets [`Config::inode`].
+    with_inode: inode: InodeConfig;
+    /// Sets [`Config::control_every`].
+    with_control_every: control_every: u32;
+    /// Sets [`Config::read_only`].
+    with_read_only: read_only: bool;
+    /// Sets [`Config::working_commits`].
+    with_working_commits: working_commits: u32;
+    /// Sets [`Config::fs`].
+    with_fs: fs: Arc<dyn FileSystem>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn setters_change_only_their_field() {
+        let c = Config::default().with_cache_bytes(7).with_read_only(true).with_control_every(3);
+        let d = Config::default();
+        assert_eq!((c.cache_bytes, c.read_only, c.control_every), (7, true, 3));
+        assert_eq!((c.inline_max, c.chunk_bytes, c.working_commits), (d.inline_max, d.chunk_bytes, d.working_commits));
     }
 }

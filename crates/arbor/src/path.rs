@@ -75,9 +75,7 @@ pub fn display_path<S: AsRef<[u8]>>(path: &[S]) -> String {
             Ok(text) => out.push_str(text),
             Err(_) => {
                 out.push_str("0x");
-                for b in s.as_ref() {
-                    out.push_str(&format!("{b:02x}"));
-                }
+                arbor_core::toolbox::hex::push_str(s.as_ref(), &mut out);
             }
         }
     }

@@ -120,7 +120,7 @@ fn readers_during_commits() {
             other => panic!("a second writer must be refused with Locked, got {other:?}"),
         }
         let before: Vec<Expected> = done_list.lock().unwrap().clone();
-        let ro = Store::open_with(&dir, Config { read_only: true, ..Config::default() }).unwrap();
+        let ro = Store::open_with(&dir, Config::default().with_read_only(true)).unwrap();
         for e in &before {
             assert!(ro.contains(&e.commit), "read-only store misses commit {} made before it opened", e.commit);
         }

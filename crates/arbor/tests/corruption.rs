@@ -198,7 +198,7 @@ fn flip_campaign(files: &[(PathBuf, Vec<u8>)], history: &History, flips: usize, 
         let what = format!("flip {i}: bit {bit} of byte {at} of {}", damaged[f].0.display());
         let fs = disk(&damaged);
         let read_only = i % 2 == 0;
-        let open = || Store::open_with(DIR, Config { fs: Arc::new(fs.clone()), read_only, ..Config::default() });
+        let open = || Store::open_with(DIR, Config::default().with_fs(Arc::new(fs.clone())).with_read_only(read_only));
         let outcome = examine_guarded(&open, history, &what);
         let file_kind = match damaged[f].0.extension().and_then(|e| e.to_str()) {
             Some("chunk") => "chunk",
@@ -214,14 +214,14 @@ fn flip_campaign(files: &[(PathBuf, Vec<u8>)], history: &History, flips: usize, 
 fn random_bit_flips_in_memory() {
     for (close, chunk_bytes) in [(true, 8192), (false, 1 << 30)] {
         let fs = MemFs::new();
-        let cfg = Config { fs: Arc::new(fs.clone()), chunk_bytes, control_every: 4, ..Config::default() };
+        let cfg = Config::default().with_fs(Arc::new(fs.clone())).with_chunk_bytes(chunk_bytes).with_control_every(4);
         let store = Store::open_with(DIR, cfg).unwrap();
         let history = build(&store, 5, close);
         drop(store);
         let files = store_files(&fs);
         // The pristine copy must read back in full, or the campaign proves nothing.
         let pristine = disk(&files);
-        let open = || Store::open_with(DIR, Config { fs: Arc::new(pristine.clone()), ..Config::default() });
+        let open = || Store::open_with(DIR, Config::default().with_fs(Arc::new(pristine.clone())));
         assert_eq!(examine_guarded(&open, &history, "pristine"), Outcome::Harmless);
         let counts = flip_campaign(&files, &history, 1000, 42 + u64::from(close));
         let sizes: Vec<String> = files.iter().map(|(p, b)| format!("{} {} B", p.display(), b.len())).collect();
@@ -276,7 +276,7 @@ fn random_bit_flips_on_disk() {
         copy_dir(&base, &dir, Some((rel, at, bit)));
         let what = format!("on disk, flip {i}: bit {bit} of byte {at} of {}", rel.display());
         let read_only = i % 2 == 0;
-        let open = || Store::open_with(&dir, Config { fs: Arc::new(OsFs), read_only, ..Config::default() });
+        let open = || Store::open_with(&dir, Config::default().with_fs(Arc::new(OsFs)).with_read_only(read_only));
         let outcome = examine_guarded(&open, &history, &what);
         *counts.entry(format!("{outcome:?}")).or_insert(0) += 1;
         std::fs::remove_dir_all(&dir).unwrap();
@@ -311,7 +311,8 @@ fn truncation_campaign(files: &[(PathBuf, Vec<u8>)], history: &History, step: us
         let what = format!("last chunk cut at {cut} of {len} (recovery point at {torn_from})");
         for read_only in [true, false] {
             let fs = disk(&files2);
-            let open = || Store::open_with(DIR, Config { fs: Arc::new(fs.clone()), read_only, ..Config::default() });
+            let open =
+                || Store::open_with(DIR, Config::default().with_fs(Arc::new(fs.clone())).with_read_only(read_only));
             if cut >= torn_from {
                 let store = open().unwrap_or_else(|e| panic!("{what}: a torn tail must open: {e}"));
                 let n = store.commits().len();
@@ -344,7 +345,10 @@ fn truncated_last_chunk_opens_at_an_earlier_commit() {
     // damage.
     for (chunk_bytes, control_every, close) in [(1u64 << 30, 256u32, false), (8192, 4, false), (8192, 4, true)] {
         let fs = MemFs::new();
-        let cfg = Config { fs: Arc::new(fs.clone()), chunk_bytes, control_every, ..Config::default() };
+        let cfg = Config::default()
+            .with_fs(Arc::new(fs.clone()))
+            .with_chunk_bytes(chunk_bytes)
+            .with_control_every(control_every);
         let store = Store::open_with(DIR, cfg).unwrap();
         let history = build(&store, 6, close);
         drop(store);
@@ -374,7 +378,7 @@ fn unknown_format_versions_are_reported() {
         chunk.1[28..32].copy_from_slice(&crc.to_le_bytes());
         for read_only in [true, false] {
             let d = disk(&f);
-            let r = Store::open_with(DIR, Config { fs: Arc::new(d), read_only, ..Config::default() });
+            let r = Store::open_with(DIR, Config::default().with_fs(Arc::new(d)).with_read_only(read_only));
             assert!(
                 matches!(r, Err(Error::UnsupportedVersion { found, supported: 2, .. }) if found == version),
                 "chunk version {version}: {r:?}"
@@ -390,7 +394,7 @@ fn unknown_format_versions_are_reported() {
     control[n - 4..].copy_from_slice(&crc.to_le_bytes());
     for read_only in [true, false] {
         let d = disk(&f);
-        let r = Store::open_with(DIR, Config { fs: Arc::new(d), read_only, ..Config::default() });
+        let r = Store::open_with(DIR, Config::default().with_fs(Arc::new(d)).with_read_only(read_only));
         assert!(matches!(r, Err(Error::UnsupportedVersion { found: 7, supported: 2, .. })), "control version: {r:?}");
     }
 }
@@ -398,7 +402,7 @@ fn unknown_format_versions_are_reported() {
 #[test]
 fn oversized_values_are_refused() {
     let fs = MemFs::new();
-    let store = Store::open_with(DIR, Config { max_value_len: 1000, ..common::mem_config(&fs) }).unwrap();
+    let store = Store::open_with(DIR, common::mem_config(&fs).with_max_value_len(1000)).unwrap();
     let t = store.empty();
     let ok = t.add(&["a"], &[1u8; 1000]).unwrap();
     assert!(matches!(t.add(&["b"], &[1u8; 1001]), Err(Error::ValueTooLarge { len: 1001, max: 1000 })));
@@ -449,7 +453,7 @@ fn a_damaged_header_of_the_last_chunk_is_not_deleted() {
             damaged[i].1[at] ^= 0x04;
             let d = disk(&damaged);
             let what = format!("closed {close}: header byte {at} flipped");
-            let open = || Store::open_with(DIR, Config { fs: Arc::new(d.clone()), ..Config::default() });
+            let open = || Store::open_with(DIR, Config::default().with_fs(Arc::new(d.clone())));
             // Whatever the writable open answers, it must not destroy the chunk.
             let r = open();
             drop(r);
@@ -491,7 +495,7 @@ fn bit_rot_before_the_last_commit_is_not_taken_for_a_torn_tail() {
     let mut damaged = files.clone();
     damaged[i].1[at] ^= 0x10;
     let d = disk(&damaged);
-    match Store::open_with(DIR, Config { fs: Arc::new(d.clone()), ..Config::default() }) {
+    match Store::open_with(DIR, Config::default().with_fs(Arc::new(d.clone()))) {
         Err(e) => println!("open reports the damage: {e}"),
         Ok(store) => {
             // Commit 2 is intact; commit 1 may be unreadable, but neither may vanish.

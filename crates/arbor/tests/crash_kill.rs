@@ -145,7 +145,7 @@ struct Counts {
 /// Checks the store after a kill: every reported commit, and that the store holds exactly a
 /// prefix of the history (no commit that was never made, none out of order).
 fn verify(dir: &Path, history: &mut History, reported_upto: Option<u64>, read_only: bool, counts: &mut Counts) {
-    let config = Config { read_only, ..Config::default() };
+    let config = Config::default().with_read_only(read_only);
     let store = Store::open_with(dir, config).unwrap_or_else(|e| panic!("reopen after kill {}: {e}", counts.kills));
     let commits = store.commits();
     if let Some(r) = reported_upto {

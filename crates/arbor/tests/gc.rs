@@ -22,7 +22,7 @@ use common::{apply_model, apply_tree, assert_fsck_clean, block_ops, check_values
 const DIR: &str = "/store";
 
 fn config(fs: &MemFs) -> Config {
-    Config { fs: Arc::new(fs.clone()), chunk_bytes: 16 << 10, control_every: 4, ..Config::default() }
+    Config::default().with_fs(Arc::new(fs.clone())).with_chunk_bytes(16 << 10).with_control_every(4)
 }
 
 /// Commits `blocks` blocks on top of `history`'s last commit, recording each model.
@@ -87,7 +87,7 @@ fn kept_commits_read_back_over_generations_and_reopens() {
 #[test]
 fn gc_in_background_while_writer_commits_and_readers_read() {
     let dir = tempfile::tempdir().unwrap();
-    let config = Config { chunk_bytes: 64 << 10, ..Config::default() };
+    let config = Config::default().with_chunk_bytes(64 << 10);
     let store = Store::open_with(dir.path(), config.clone()).unwrap();
     let history = Arc::new(Mutex::new(Vec::new()));
     run_blocks(&store, &mut history.lock().unwrap(), 5, 60);
@@ -258,7 +258,7 @@ fn disk_usage(dir: &std::path::Path) -> u64 {
 #[test]
 fn disk_use_stays_bounded_over_many_gcs() {
     let dir = tempfile::tempdir().unwrap();
-    let config = Config { chunk_bytes: 128 << 10, ..Config::default() };
+    let config = Config::default().with_chunk_bytes(128 << 10);
     let store = Store::open_with(dir.path(), config).unwrap();
     let mut history = Vec::new();
     let mut sizes = Vec::new();
@@ -317,11 +317,11 @@ fn old_nodes_committed_during_a_gc_are_kept() {
 #[test]
 fn read_only_handle_follows_a_gc_at_refresh() {
     let dir = tempfile::tempdir().unwrap();
-    let config = Config { chunk_bytes: 64 << 10, ..Config::default() };
+    let config = Config::default().with_chunk_bytes(64 << 10);
     let store = Store::open_with(dir.path(), config.clone()).unwrap();
     let mut history = Vec::new();
     run_blocks(&store, &mut history, 21, 40);
-    let reader = Store::open_with(dir.path(), Config { read_only: true, ..config }).unwrap();
+    let reader = Store::open_with(dir.path(), config.with_read_only(true)).unwrap();
     assert_eq!(reader.commits().len(), 40);
     store.gc_blocking(&history[30].0, GcMode::Drop).unwrap();
     run_blocks(&store, &mut history, 21, 3);
@@ -489,11 +489,11 @@ fn archive_collections_ignore_heads_below_the_floor() {
 #[test]
 fn read_only_handle_reads_through_a_switch_without_refresh() {
     let dir = tempfile::tempdir().unwrap();
-    let config = Config { chunk_bytes: 16 << 10, cache_bytes: 1 << 16, ..Config::default() };
+    let config = Config::default().with_chunk_bytes(16 << 10).with_cache_bytes(1 << 16);
     let store = Store::open_with(dir.path(), config.clone()).unwrap();
     let mut history = Vec::new();
     run_blocks(&store, &mut history, 23, 40);
-    let reader = Store::open_with(dir.path(), Config { read_only: true, ..config.clone() }).unwrap();
+    let reader = Store::open_with(dir.path(), config.clone().with_read_only(true)).unwrap();
     store.gc_blocking(&history[30].0, GcMode::Drop).unwrap();
     for (i, (h, m)) in history.iter().enumerate() {
         // A dropped commit may still read back whole from files the handle holds open, or

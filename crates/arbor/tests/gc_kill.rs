@@ -26,7 +26,7 @@ const GC_KEEP: u64 = 4;
 #[test]
 fn gc_kill_child() {
     let Ok(dir) = std::env::var(CHILD_ENV) else { return };
-    let config = arbor::Config { chunk_bytes: 96 << 10, ..arbor::Config::default() };
+    let config = arbor::Config::default().with_chunk_bytes(96 << 10);
     let store = Store::open_with(&dir, config).expect("the writer opens the store");
     let (mut tree, mut parent, mut n) = match store.last_commit() {
         Some(h) => {

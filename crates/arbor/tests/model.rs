@@ -119,14 +119,12 @@ fn params() -> impl Strategy<Value = Params> {
 const DIR: &str = "/store";
 
 fn open(fs: &MemFs, cfg: InodeConfig, p: &Params) -> Store {
-    let config = Config {
-        fs: Arc::new(fs.clone()),
-        inode: cfg,
-        chunk_bytes: p.chunk_bytes,
-        control_every: p.control_every,
-        cache_bytes: p.cache_bytes,
-        ..Config::default()
-    };
+    let config = Config::default()
+        .with_fs(Arc::new(fs.clone()))
+        .with_inode(cfg)
+        .with_chunk_bytes(p.chunk_bytes)
+        .with_control_every(p.control_every)
+        .with_cache_bytes(p.cache_bytes);
     Store::open_with(DIR, config).expect("open")
 }
 

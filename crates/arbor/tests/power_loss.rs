@@ -25,15 +25,13 @@ use common::{apply_model, apply_tree, assert_fsck_clean, block_ops, check_values
 const DIR: &str = "/store";
 
 fn config(fs: &MemFs, durability: Durability) -> Config {
-    Config {
-        fs: Arc::new(fs.clone()),
-        durability,
-        // Small chunks and frequent control rewrites put chunk creation, index syncs and
-        // control file replacement among the sync points.
-        chunk_bytes: 4096,
-        control_every: 3,
-        ..Config::default()
-    }
+    // Small chunks and frequent control rewrites put chunk creation, index syncs and
+    // control file replacement among the sync points.
+    Config::default()
+        .with_fs(Arc::new(fs.clone()))
+        .with_durability(durability)
+        .with_chunk_bytes(4096)
+        .with_control_every(3)
 }
 
 /// The workload's history: commits in order with the model of their trees.
@@ -270,7 +268,7 @@ fn panics_at_each_crash_point() {
         for torn in [TornWrites::None, TornWrites::Keep(3), TornWrites::Garbage(3)] {
             let fs = MemFs::new();
             // Control rewritten at every commit, so that its crash points are on the path.
-            let cfg = Config { control_every: 1, chunk_bytes: 2048, ..config(&fs, Durability::EveryCommit) };
+            let cfg = config(&fs, Durability::EveryCommit).with_control_every(1).with_chunk_bytes(2048);
             let store = Store::open_with(DIR, cfg.clone()).unwrap();
             let (tree, mut history) = small_history(&store, 3);
             let (t, parents) = next_commit(&tree, &mut history, 3);
@@ -288,7 +286,7 @@ fn panics_at_each_crash_point() {
             drop(store);
             let what = format!("panic at {point}, then power loss {torn:?}");
             let fs2 = fs.crash(torn);
-            let store = Store::open_with(DIR, Config { fs: Arc::new(fs2.clone()), ..cfg.clone() })
+            let store = Store::open_with(DIR, cfg.clone().with_fs(Arc::new(fs2.clone())))
                 .unwrap_or_else(|e| panic!("{what}: open: {e}"));
             check_recovered(&store, &history, 3, 4, &what);
             check_accepts_commit(store, &fs2, Durability::EveryCommit, &what);
@@ -302,7 +300,7 @@ fn a_commit_after_a_panicked_one_is_durable_or_refused() {
     // later commit that returns Ok must then be as durable as any other.
     for point in arbor::store::CRASH_POINTS {
         let fs = MemFs::new();
-        let cfg = Config { control_every: 1, chunk_bytes: 2048, ..config(&fs, Durability::EveryCommit) };
+        let cfg = config(&fs, Durability::EveryCommit).with_control_every(1).with_chunk_bytes(2048);
         let store = Store::open_with(DIR, cfg.clone()).unwrap();
         let (tree, mut history) = small_history(&store, 2);
         let (t, parents) = next_commit(&tree, &mut history, 2);
@@ -321,7 +319,7 @@ fn a_commit_after_a_panicked_one_is_durable_or_refused() {
             Ok(h) => {
                 drop(store);
                 let fs2 = fs.crash(TornWrites::None);
-                let store = Store::open_with(DIR, Config { fs: Arc::new(fs2), ..cfg.clone() })
+                let store = Store::open_with(DIR, cfg.clone().with_fs(Arc::new(fs2)))
                     .unwrap_or_else(|e| panic!("panic at {point}: open: {e}"));
                 assert!(store.contains(&h), "panic at {point}: a later commit returned Ok but is lost");
                 assert_eq!(store.checkout(&h).unwrap().hash(), after.hash());
@@ -340,7 +338,7 @@ fn with_fault<T>(
     op: impl FnOnce(&Store) -> arbor::Result<T>,
 ) -> (std::thread::Result<arbor::Result<T>>, MemFs, Store) {
     let fs = base.crash(TornWrites::None);
-    let store = Store::open_with(DIR, Config { fs: Arc::new(fs.clone()), ..cfg.clone() }).unwrap();
+    let store = Store::open_with(DIR, cfg.clone().with_fs(Arc::new(fs.clone()))).unwrap();
     if k > 0 {
         fs.fail_after(k, FaultKind::Any);
     }
@@ -352,7 +350,7 @@ fn with_fault<T>(
 /// Counts the writes and syncs `op` makes on a fresh copy of `base`.
 fn ops_of<T>(base: &MemFs, cfg: &Config, op: impl FnOnce(&Store) -> arbor::Result<T>) -> u64 {
     let fs = base.crash(TornWrites::None);
-    let store = Store::open_with(DIR, Config { fs: Arc::new(fs.clone()), ..cfg.clone() }).unwrap();
+    let store = Store::open_with(DIR, cfg.clone().with_fs(Arc::new(fs.clone()))).unwrap();
     let before = fs.stats();
     op(&store).expect("the operation succeeds without faults");
     let after = fs.stats();
@@ -378,7 +376,7 @@ fn check_after_failure(store: Store, fs: &MemFs, cfg: &Config, history: &History
     ];
     for (how, disk) in disks {
         let what = format!("{what}, {how}");
-        let store = Store::open_with(DIR, Config { fs: Arc::new(disk.clone()), ..cfg.clone() })
+        let store = Store::open_with(DIR, cfg.clone().with_fs(Arc::new(disk.clone())))
             .unwrap_or_else(|e| panic!("{what}: open: {e}"));
         check_recovered(&store, history, min, history.commits.len(), &what);
         check_accepts_commit(store, &disk, Durability::EveryCommit, &what);
@@ -393,7 +391,8 @@ fn injected_faults_at_each_write_and_sync() {
     let mut faults = 0;
     for (name, chunk_bytes, control_every) in layouts {
         let base = MemFs::new();
-        let cfg = Config { chunk_bytes, control_every, ..config(&base, Durability::EveryCommit) };
+        let cfg =
+            config(&base, Durability::EveryCommit).with_chunk_bytes(chunk_bytes).with_control_every(control_every);
         let store = Store::open_with(DIR, cfg.clone()).unwrap();
         let (tree, mut history) = small_history(&store, 3);
         store.close().unwrap();

@@ -10,16 +10,12 @@ use arbor::{InodeConfig, Store, Tree};
 use arbor_core::proof::{prove, Path, RefSource};
 use arbor_core::reference::RefTree;
 
-/// splitmix64.
+/// The shared SplitMix64 on a bare state, with this test's modulo draws.
 struct Rng(u64);
 
 impl Rng {
     fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+        arbor_core::toolbox::SplitMix64::step(&mut self.0)
     }
     fn below(&mut self, n: usize) -> usize {
         (self.next() % n as u64) as usize

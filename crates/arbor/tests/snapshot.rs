@@ -7,14 +7,14 @@ mod common;
 
 use arbor::io::MemFs;
 use arbor::snapshot::{self, SnapshotError};
-use arbor::{Config, Error, Hash, InodeConfig, Store};
+use arbor::{Error, Hash, InodeConfig, Store};
 use arbor_core::commit_hash;
 use common::{apply_model, apply_tree, assert_fsck_clean, block_ops, check_values_and_hash, mem_config, Model, Rng};
 
 /// A fresh in-memory store of the given inode shape.
 fn mem_store(cfg: InodeConfig) -> Store {
     let fs = MemFs::new();
-    Store::open_with("/s", Config { inode: cfg, ..mem_config(&fs) }).unwrap()
+    Store::open_with("/s", mem_config(&fs).with_inode(cfg)).unwrap()
 }
 
 /// Commits the model as one tree and returns the commit.
@@ -191,7 +191,7 @@ fn import_into_a_store_with_commits_adds_one_and_a_second_import_writes_nothing(
 #[test]
 fn snapshots_and_garbage_collection() {
     let fs = MemFs::new();
-    let store = Store::open_with("/s", Config { chunk_bytes: 16 << 10, ..mem_config(&fs) }).unwrap();
+    let store = Store::open_with("/s", mem_config(&fs).with_chunk_bytes(16 << 10)).unwrap();
     let (mut t, mut m, mut history) = (store.empty(), Model::new(), Vec::<(Hash, Model)>::new());
     for n in 0..30 {
         let ops = block_ops(5, n, 200);
@@ -341,7 +341,7 @@ fn header_errors_are_typed() {
 
     // A store configured for smaller values than the file holds.
     let fs = MemFs::new();
-    let small = Store::open_with("/s", Config { inode: cfg, max_value_len: 39, ..mem_config(&fs) }).unwrap();
+    let small = Store::open_with("/s", mem_config(&fs).with_inode(cfg).with_max_value_len(39)).unwrap();
     let e = snapshot::import(&small, &file[..]).unwrap_err();
     assert!(matches!(e, Error::ValueTooLarge { len: 40, max: 39 }), "{e}");
     assert!(small.commits().is_empty());

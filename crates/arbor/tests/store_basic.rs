@@ -90,7 +90,7 @@ fn errors_are_typed() {
     assert!(matches!(store.checkout(&Hash([1; 32])), Err(Error::UnknownCommit(_))));
     assert!(matches!(store.empty().add(&["a", ""], b"x"), Err(Error::EmptyStep { index: 1 })));
     assert!(matches!(Store::open(dir.path()), Err(Error::Locked { .. })));
-    let ro = Store::open_with(dir.path(), arbor::Config { read_only: true, ..Default::default() }).unwrap();
+    let ro = Store::open_with(dir.path(), arbor::Config::default().with_read_only(true)).unwrap();
     assert!(matches!(ro.commit(&ro.empty(), &[], 0, "a", "b"), Err(Error::ReadOnly)));
 }
 
@@ -114,7 +114,7 @@ fn read_only_refresh_sees_new_commits() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path()).unwrap();
     let a = store.commit(&store.empty().add(&["x"], b"1").unwrap(), &[], 0, "Tezos", "").unwrap();
-    let ro = Store::open_with(dir.path(), arbor::Config { read_only: true, ..Default::default() }).unwrap();
+    let ro = Store::open_with(dir.path(), arbor::Config::default().with_read_only(true)).unwrap();
     assert!(ro.contains(&a));
     let b = store.commit(&store.checkout(&a).unwrap().add(&["y"], b"2").unwrap(), &[a], 1, "Tezos", "").unwrap();
     store.set_head("main", &b).unwrap();
@@ -128,8 +128,8 @@ fn read_only_refresh_sees_new_commits() {
 #[test]
 fn read_only_refresh_follows_new_chunks() {
     let dir = tempfile::tempdir().unwrap();
-    let store = Store::open_with(dir.path(), arbor::Config { chunk_bytes: 4096, ..Default::default() }).unwrap();
-    let ro = Store::open_with(dir.path(), arbor::Config { read_only: true, ..Default::default() }).unwrap();
+    let store = Store::open_with(dir.path(), arbor::Config::default().with_chunk_bytes(4096)).unwrap();
+    let ro = Store::open_with(dir.path(), arbor::Config::default().with_read_only(true)).unwrap();
     let mut tree = store.empty();
     let mut last = None;
     for i in 0..40u32 {

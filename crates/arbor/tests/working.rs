@@ -11,7 +11,7 @@ use common::{apply_model, assert_fsck_clean, block_ops, check_values_and_hash, m
 
 fn run(window: u32, blocks: u64, hold_every: u64) {
     let fs = MemFs::new();
-    let config = Config { working_commits: window, ..mem_config(&fs) };
+    let config = mem_config(&fs).with_working_commits(window);
     let store = Store::open_with("/s", config.clone()).unwrap();
     let mut model = Model::new();
     let mut parent = None;

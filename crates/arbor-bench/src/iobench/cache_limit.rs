@@ -1,4 +1,4 @@
-//! Constraining the memory the OS page cache may use for the store, as seed 003 does.
+//! Constraining the memory the OS page cache may use for the store, as the IO benchmarks (DaiLambda, 2023) do.
 //!
 //! In order of preference:
 //! 1. a memory cgroup (v2 `memory.max`, else v1 `memory.limit_in_bytes`) created as a child
@@ -7,7 +7,7 @@
 //!    squeezed. Needs write access to the cgroup file system (root, or a delegated subtree).
 //! 2. ballast: anonymous memory mapped and locked (`mlock`; merely touched when locking is
 //!    not allowed) until `MemAvailable` of `/proc/meminfo` is down to the cache wanted. This
-//!    is seed 003's method; it squeezes the whole machine, other processes included.
+//!    is the IO benchmarks' method; it squeezes the whole machine, other processes included.
 //!
 //! Every attempt and why it failed is recorded in the report, and the memory actually left
 //! for the cache is measured, not assumed.
@@ -171,10 +171,7 @@ pub const MARGIN: u64 = 4 << 20;
 
 /// A field of /proc/meminfo, in bytes.
 pub fn meminfo(field: &str) -> Option<u64> {
-    let text = fs::read_to_string("/proc/meminfo").ok()?;
-    let line = text.lines().find(|l| l.split(':').next() == Some(field))?;
-    let kib: u64 = line.split(':').nth(1)?.split_whitespace().next()?.parse().ok()?;
-    Some(kib * 1024)
+    crate::procfs::meminfo_bytes(field)
 }
 
 /// A child memory cgroup this process moved into.

@@ -103,7 +103,7 @@ pub fn fit(points: &[Point]) -> Option<Fit> {
     fit_columns(points, true)
 }
 
-/// Fits `cost = a·path_length + b·nbytes` (no intercept, the form of seed 003's results).
+/// Fits `cost = a·path_length + b·nbytes` (no intercept, the form of the IO benchmarks' results).
 pub fn fit_through_origin(points: &[Point]) -> Option<Fit> {
     fit_columns(points, false)
 }

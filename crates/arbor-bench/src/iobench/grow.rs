@@ -145,11 +145,8 @@ pub fn grow(dir: &Path, p: &GrowParams, log: &mut dyn FnMut(&str)) -> Result<(Gr
             )));
         }
     }
-    let config = Config {
-        cache_bytes: p.cache_bytes,
-        durability: Durability::Interval(Duration::from_secs(1)),
-        ..Config::default()
-    };
+    let config =
+        Config::default().with_cache_bytes(p.cache_bytes).with_durability(Durability::Interval(Duration::from_secs(1)));
     let store = Store::open_with(store_dir(dir), config)?;
     let mut summary = GrowSummary { values: p.values, seed: p.seed, ..GrowSummary::default() };
     if let Some(s) = &state {

@@ -1,4 +1,4 @@
-//! The HTML report: settings, the fitted coefficients beside seed 003's, block 4,043,830
+//! The HTML report: settings, the fitted coefficients beside the IO benchmarks', block 4,043,830
 //! priced both ways, and for each model two scatter plots with the fitted line.
 //!
 //! With two regressors, a plot against one of them shows the other's effect as noise, so each
@@ -16,6 +16,7 @@ use plotters::prelude::*;
 use super::fit::{quantile, Fit};
 use super::report::{mib, num};
 use super::{IobenchReport, Model};
+use crate::report::escape;
 
 const SIZE: (u32, u32) = (640, 380);
 const HIT: RGBColor = RGBColor(31, 119, 180);
@@ -24,10 +25,6 @@ const LINE: RGBColor = RGBColor(40, 40, 40);
 
 fn draw_err(e: impl std::fmt::Display) -> io::Error {
     io::Error::other(format!("drawing a chart: {e}"))
-}
-
-fn escape(text: &str) -> String {
-    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
 
 /// One partial-residual scatter plot.
@@ -175,9 +172,9 @@ fn fit_rows(r: &IobenchReport) -> Vec<Vec<String>> {
             ]);
         }
     }
-    for s in &r.seed003 {
+    for s in &r.io_benchmarks {
         let row = [num(s.a), num(s.b), num(s.c), "-".into(), "-".into(), "-".into()];
-        rows.push(std::iter::once(format!("{} (seed 003, {})", s.model, s.cache)).chain(row).collect());
+        rows.push(std::iter::once(format!("{} (the IO benchmarks, {})", s.model, s.cache)).chain(row).collect());
     }
     rows
 }
@@ -192,6 +189,10 @@ pub fn html_string(r: &IobenchReport) -> io::Result<String> {
          .charts svg{width:640px;max-width:100%;height:auto}p.note{color:#555;max-width:1100px}",
     );
     p.push_str("</style></head><body><h1>arbor iobench: storage gas cost model</h1>");
+    p.push_str(
+        "<p class=\"note\">The method and the figures compared with are those of DaiLambda's \
+         &ldquo;New IO benchmarks&rdquo; (September 2023), called the IO benchmarks below.</p>",
+    );
     let m = &r.memory_after_warmup;
     let settings = vec![
         vec!["mode".into(), r.options.mode.clone()],
@@ -232,8 +233,8 @@ pub fn html_string(r: &IobenchReport) -> io::Result<String> {
             vec![
                 format!("{}s: {}, total path length {}, {} bytes", b.model, b.count, b.path_length, b.nbytes),
                 b.gas_this_run.map_or("-".into(), num),
-                num(b.gas_seed003_coefficients),
-                num(b.gas_seed003_reported),
+                num(b.gas_io_benchmarks_coefficients),
+                num(b.gas_io_benchmarks_reported),
                 num(b.gas_nairobi),
             ]
         })
@@ -241,7 +242,13 @@ pub fn html_string(r: &IobenchReport) -> io::Result<String> {
     p.push_str("<h2>Block 4,043,830's storage accesses, in gas</h2>");
     p.push_str(&table(
         &blocks,
-        &["accesses", "this run", "seed 003 coefficients (8 GB)", "seed 003 reported", "Nairobi"],
+        &[
+            "accesses",
+            "this run",
+            "by the IO benchmarks' coefficients (8 GB)",
+            "as the IO benchmarks report",
+            "Nairobi",
+        ],
     ));
     for model in [&r.read, &r.write] {
         let Some(f) = &model.fit else { continue };

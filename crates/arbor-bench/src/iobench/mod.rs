@@ -1,6 +1,7 @@
-//! `arbor iobench`: the storage-gas cost model of seed 003, measured on arbor.
+//! `arbor iobench`: the storage-gas cost model of DaiLambda's "New IO benchmarks" (September 2023; "the IO
+//! benchmarks" below), measured on arbor.
 //!
-//! The method (seed 003, "New IO benchmarks"): grow a realistic context ([`grow`](mod@grow)), restrict
+//! The method (the IO benchmarks'): grow a realistic context ([`grow`](mod@grow)), restrict
 //! the memory left to the OS page cache ([`cache_limit`]), evict the store's pages and warm
 //! the cache with random reads ([`evict`], [`sample::warm_up`]), then time single random reads
 //! and single random writes each followed by a fsynced commit ([`sample`]), and fit
@@ -9,16 +10,16 @@
 //!
 //! Costs are in nanoseconds; with Tezos' 1 gas = 1 µs, one milligas is one nanosecond, so
 //! the coefficients read the same in both units. [`report`] writes the results as JSON, as
-//! HTML with scatter plots, and as text beside the protocol figures seed 003 quotes.
+//! HTML with scatter plots, and as text beside the protocol figures the IO benchmarks quotes.
 
 pub mod cache_limit;
 pub mod evict;
 pub mod fit;
 pub mod grow;
 mod html;
+mod published;
 pub mod report;
 pub mod sample;
-mod seed003;
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -29,9 +30,9 @@ use serde::Serialize;
 pub use cache_limit::{CacheLimit, LimitMethod, LimitReport, MemoryUsage};
 pub use fit::{fit, fit_through_origin, Fit, Point};
 pub use grow::{grow, GrowParams, GrowSummary};
+pub use published::{BlockEstimate, SeedModel, BLOCK_4043830, IO_BENCHMARKS};
 pub use report::{write_html, write_json};
 pub use sample::{Sample, Warmup};
-pub use seed003::{BlockEstimate, SeedModel, BLOCK_4043830, SEED_003};
 
 /// Why a run stopped.
 #[derive(Debug)]
@@ -206,9 +207,9 @@ pub struct Model {
     pub samples: Vec<Sample>,
     /// Paths that held no value (reads only; not timed into the fit).
     pub missing: u64,
-    /// The fit on path length (seed 003's definition) and value bytes.
+    /// The fit on path length (the IO benchmarks' definition) and value bytes.
     pub fit: Option<Fit>,
-    /// The fit without intercept, the form of seed 003's results (`c` = 0).
+    /// The fit without intercept, the form of the IO benchmarks' results (`c` = 0).
     pub fit_through_origin: Option<Fit>,
     /// The fit with the path's byte length in place of its depth, for comparison.
     pub fit_by_path_bytes: Option<Fit>,
@@ -278,9 +279,9 @@ pub struct IobenchReport {
     pub read: Model,
     /// The write model (add + commit).
     pub write: Model,
-    /// Seed 003's fitted coefficients, to compare with.
-    pub seed003: Vec<SeedModel>,
-    /// Block 4,043,830's storage accesses priced by this run's fits and by seed 003.
+    /// The IO benchmarks' fitted coefficients, to compare with.
+    pub io_benchmarks: Vec<SeedModel>,
+    /// Block 4,043,830's storage accesses priced by this run's fits and by the IO benchmarks.
     pub block_4043830: Vec<BlockEstimate>,
     /// Seconds the whole run took.
     pub seconds: f64,
@@ -291,7 +292,7 @@ fn definitions() -> Vec<(String, String)> {
     vec![
         d(
             "path_length",
-            "seed 003's: the depth of the value's directory, steps − 1 (/hello → 0, /contracts/index → 1). \
+            "the IO benchmarks': the depth of the value's directory, steps − 1 (/hello → 0, /contracts/index → 1). \
              Block 4,043,830's 3,656 for 624 reads (5.9 each) confirms a depth, not a byte count; \
              fit_by_path_bytes uses bytes of '/step/step…' instead.",
         ),
@@ -321,8 +322,7 @@ pub fn run(opts: &Options, log: &mut dyn FnMut(&str)) -> Result<IobenchReport, I
     ));
     let mut rng = sample::Rng::new(opts.sample_seed);
     let picked = sample::pick_paths(opts.seed, opts.values, opts.reads, opts.writes, opts.warmup_paths, &mut rng);
-    let config =
-        Config { cache_bytes: opts.engine_cache_bytes, durability: Durability::EveryCommit, ..Config::default() };
+    let config = Config::default().with_cache_bytes(opts.engine_cache_bytes).with_durability(Durability::EveryCommit);
     let store = Store::open_with(grow::store_dir(&opts.dir), config)?;
     // New anonymous memory the cgroup must allow besides the cache: the engine cache, the
     // trees and buffers of the run.
@@ -361,7 +361,7 @@ pub fn run(opts: &Options, log: &mut dyn FnMut(&str)) -> Result<IobenchReport, I
     store.close()?;
     let read = Model::new("read", reads, missing);
     let write = Model::new("write", writes, 0);
-    let block = seed003::estimates(read.fit.as_ref(), write.fit.as_ref());
+    let block = published::estimates(read.fit.as_ref(), write.fit.as_ref());
     Ok(IobenchReport {
         options: opts.clone(),
         definitions: definitions(),
@@ -374,7 +374,7 @@ pub fn run(opts: &Options, log: &mut dyn FnMut(&str)) -> Result<IobenchReport, I
         resident_at_end: res_end,
         read,
         write,
-        seed003: SEED_003.to_vec(),
+        io_benchmarks: IO_BENCHMARKS.to_vec(),
         block_4043830: block,
         seconds: start.elapsed().as_secs_f64(),
     })

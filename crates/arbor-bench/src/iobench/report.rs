@@ -1,5 +1,5 @@
 //! The run as files and text: JSON (everything, samples included), a self-contained HTML page
-//! (see the `html` module), and a plain-text summary beside seed 003's figures.
+//! (see the `html` module), and a plain-text summary beside the IO benchmarks' figures.
 
 use std::fmt::Write as _;
 use std::fs::File;
@@ -135,7 +135,7 @@ fn model_lines(s: &mut String, m: &Model) {
     if let Some(f) = &m.fit_through_origin {
         let _ = writeln!(
             s,
-            "       through the origin (seed 003's form): {}·path_length + {}·nbytes, R² {:.3}",
+            "       through the origin (the IO benchmarks' form): {}·path_length + {}·nbytes, R² {:.3}",
             num(f.a),
             num(f.b),
             f.r2
@@ -212,20 +212,23 @@ pub fn summary(r: &IobenchReport) -> String {
     );
     model_lines(&mut s, &r.read);
     model_lines(&mut s, &r.write);
-    let _ = writeln!(s, "seed 003  milligas (1 milligas = 1 ns), intercept 0:");
-    for m in &r.seed003 {
+    let _ = writeln!(
+        s,
+        "the IO benchmarks (DaiLambda, \"New IO benchmarks\", September 2023)  milligas (1 milligas = 1 ns), intercept 0:"
+    );
+    for m in &r.io_benchmarks {
         let _ =
             writeln!(s, "          {:<5} {} ·path_length + {} ·nbytes   ({})", m.model, num(m.a), num(m.b), m.cache);
     }
     for b in &r.block_4043830 {
         let _ = writeln!(
             s,
-            "block 4,043,830 {}s ({} of them): this run {} gas, seed 003 coefficients {}, seed 003 reported {}, Nairobi {}",
+            "block 4,043,830 {}s ({} of them): this run {} gas, by the IO benchmarks' coefficients {}, as the IO benchmarks report {}, Nairobi {}",
             b.model,
             b.count,
             b.gas_this_run.map_or("-".into(), num),
-            num(b.gas_seed003_coefficients),
-            num(b.gas_seed003_reported),
+            num(b.gas_io_benchmarks_coefficients),
+            num(b.gas_io_benchmarks_reported),
             num(b.gas_nairobi)
         );
     }

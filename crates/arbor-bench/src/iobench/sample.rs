@@ -16,7 +16,7 @@ use serde::Serialize;
 
 use super::evict::resident;
 
-/// Path length as seed 003 defines it: the depth of the directory holding the value, i.e.
+/// Path length as the IO benchmarks defines it: the depth of the directory holding the value, i.e.
 /// the number of steps minus one (`/hello` is 0, `/contracts/index` is 1).
 pub fn path_length(path: &[Vec<u8>]) -> u64 {
     path.len().saturating_sub(1) as u64
@@ -43,37 +43,8 @@ pub struct Sample {
     pub disk_read_bytes: u64,
 }
 
-/// A small deterministic generator (splitmix64): the benchmark needs variety, not secrecy.
-#[derive(Debug, Clone)]
-pub struct Rng(u64);
-
-impl Rng {
-    /// A generator from `seed`.
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed)
-    }
-
-    /// The next 64 random bits.
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// A number below `n` (`n` > 0).
-    pub fn below(&mut self, n: u64) -> u64 {
-        ((self.next_u64() as u128 * n as u128) >> 64) as u64
-    }
-
-    /// Shuffles `v` in place.
-    pub fn shuffle<T>(&mut self, v: &mut [T]) {
-        for i in (1..v.len()).rev() {
-            v.swap(i, self.below(i as u64 + 1) as usize);
-        }
-    }
-}
+/// The workspace's SplitMix64: the benchmark needs variety, not secrecy.
+pub use arbor_core::toolbox::SplitMix64 as Rng;
 
 /// The paths a run uses.
 #[derive(Debug, Clone, Default)]
@@ -153,8 +124,7 @@ fn stratified(paths: Vec<Path>, n: usize) -> Vec<Path> {
 
 /// Bytes this process has fetched from storage (`read_bytes` of /proc/self/io).
 pub fn disk_read_bytes() -> u64 {
-    let text = std::fs::read_to_string("/proc/self/io").unwrap_or_default();
-    text.lines().find_map(|l| l.strip_prefix("read_bytes:")).and_then(|v| v.trim().parse().ok()).unwrap_or(0)
+    crate::procfs::file_field_u64("/proc/self/io", "read_bytes").unwrap_or(0)
 }
 
 /// How the warm-up went.
@@ -307,7 +277,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn path_lengths_follow_seed_003() {
+    fn path_lengths_follow_the_io_benchmarks() {
         let p = |s: &[&str]| s.iter().map(|x| x.as_bytes().to_vec()).collect::<Vec<_>>();
         assert_eq!(path_length(&p(&["hello"])), 0);
         assert_eq!(path_length(&p(&["contracts", "index"])), 1);

@@ -88,8 +88,64 @@ table{border-collapse:collapse}td,th{padding:3px 12px;border-bottom:1px solid #d
 td.n,th.n{text-align:right}.meta{color:#555}.note{color:#444;font-size:.92em}\
 svg{max-width:100%;height:auto;display:block}";
 
+/// The table of the run's machine and configuration (and the baseline's beside them).
+fn setup_table(report: &ReplayReport, baseline: Option<&ReplayReport>) -> String {
+    let mut out = String::from("<table class=\"setup\">\n");
+    let head = if baseline.is_some() { "<tr><th></th><th>this run</th><th>baseline</th></tr>\n" } else { "" };
+    out.push_str(head);
+    let env = |r: &ReplayReport| {
+        let e = &r.environment;
+        vec![
+            ("CPU", e.cpu_model.clone()),
+            ("Cores", e.cores.to_string()),
+            ("Memory", mib(e.memory_bytes as f64)),
+            ("Kernel", e.kernel.clone()),
+            ("Git revision", e.git_revision.clone()),
+            ("arbor-bench", e.version.clone()),
+        ]
+    };
+    let config = |r: &ReplayReport| r.config.iter().map(|(k, v)| (k.clone(), v.clone())).collect::<Vec<_>>();
+    let mut rows: Vec<(String, String)> = env(report).into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+    rows.extend(config(report).into_iter().map(|(k, v)| (format!("config: {k}"), v)));
+    let base_rows: Option<Vec<(String, String)>> = baseline.map(|b| {
+        let mut r: Vec<(String, String)> = env(b).into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+        r.extend(config(b).into_iter().map(|(k, v)| (format!("config: {k}"), v)));
+        r
+    });
+    for (name, value) in &rows {
+        let _ = write!(out, "<tr><th>{}</th><td>{}</td>", escape(name), escape(value));
+        if let Some(base) = &base_rows {
+            let other = base.iter().find(|(k, _)| k == name).map_or("", |(_, v)| v.as_str());
+            let _ = write!(out, "<td>{}</td>", escape(other));
+        }
+        out.push_str("</tr>\n");
+    }
+    out.push_str("</table>\n");
+    out
+}
+
+/// The key figures beside the baseline's, with their ratios.
+fn baseline_table(report: &ReplayReport, baseline: &ReplayReport) -> String {
+    let mut out = String::from(
+        "<table class=\"baseline\">\n<tr><th>figure</th><th class=\"n\">this run</th>\
+         <th class=\"n\">baseline</th><th class=\"n\">ratio</th></tr>\n",
+    );
+    for c in super::baseline::compare(report, baseline) {
+        let _ = writeln!(
+            out,
+            "<tr><th>{}</th><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
+            escape(c.name),
+            short_number(c.this),
+            short_number(c.baseline),
+            escape(&c.describe_ratio())
+        );
+    }
+    out.push_str("</table>\n");
+    out
+}
+
 /// The whole page.
-pub fn page(title: &str, report: &ReplayReport, sections: &[Section]) -> String {
+pub fn page(title: &str, report: &ReplayReport, baseline: Option<&ReplayReport>, sections: &[Section]) -> String {
     let mut out = String::new();
     let t = escape(title);
     let _ = write!(
@@ -111,6 +167,18 @@ pub fn page(title: &str, report: &ReplayReport, sections: &[Section]) -> String 
         let _ = writeln!(out, "<tr><th>{name}</th><td>{}</td></tr>", escape(&value));
     }
     out.push_str("</table>\n");
+    if let Some(base) = baseline {
+        let _ = writeln!(
+            out,
+            "<h2>Against the baseline</h2>\n<p class=\"note\">The baseline: trace <code>{}</code>, {} blocks. \
+             Ratios are this run's figure over the baseline's.</p>",
+            escape(&base.trace),
+            base.summary.blocks
+        );
+        out.push_str(&baseline_table(report, base));
+    }
+    out.push_str("<h2>Machine and configuration</h2>\n");
+    out.push_str(&setup_table(report, baseline));
     for s in sections {
         let _ = write!(out, "<h2>{}</h2>\n<p class=\"note\">{}</p>\n", escape(&s.title), escape(&s.note));
         out.push_str(strip_xml_declaration(&s.body));

@@ -10,7 +10,7 @@ pub const MAX_POINTS: usize = 2_000;
 pub const SLOW_FACTOR: f64 = 3.0;
 
 /// A block with at least this many times the median number of operations is taken for a
-/// cycle-boundary block (the Tezos workload's end-of-cycle work: seed 002's spikes).
+/// cycle-boundary block (the Tezos workload's end-of-cycle work, the peaks published mainnet replays show).
 pub const BOUNDARY_FACTOR: f64 = 2.5;
 
 /// `points` reduced to at most `max` points (at least 2): the series is cut into `max / 2`
@@ -113,6 +113,20 @@ pub fn log_bins(values: &[f64], n: usize) -> Vec<Bin> {
     bins
 }
 
+/// The same bins counted over other values (a baseline's), each value in the bin that
+/// holds it, or the first or last bin when it lies outside.
+pub fn recount(bins: &[Bin], values: &[f64]) -> Vec<Bin> {
+    let mut out: Vec<Bin> = bins.iter().map(|b| Bin { count: 0, ..*b }).collect();
+    if out.is_empty() {
+        return out;
+    }
+    for &v in values {
+        let i = out.partition_point(|b| b.hi <= v).min(out.len() - 1);
+        out[i].count += 1;
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -154,5 +168,8 @@ mod tests {
         assert!(bins.windows(2).all(|w| (w[0].hi - w[1].lo).abs() < 1e-9));
         assert_eq!(log_bins(&[3.0, 3.0], 5).iter().map(|b| b.count).sum::<u64>(), 2);
         assert!(log_bins(&[], 5).is_empty());
+        let again = recount(&bins, &values);
+        assert_eq!(again.iter().map(|b| b.count).collect::<Vec<_>>(), bins.iter().map(|b| b.count).collect::<Vec<_>>());
+        assert_eq!(recount(&bins, &[1e9])[9].count, 1);
     }
 }

@@ -127,7 +127,7 @@ impl FlatStore for FirewoodStore {
 
     fn root(&self) -> String {
         let root = self.db.as_ref().and_then(|db| db.root_hash());
-        root.map_or_else(|| "empty".into(), |h| h.iter().map(|b| format!("{b:02x}")).collect())
+        root.map_or_else(|| "empty".into(), |h| arbor_core::toolbox::hex::encode(h.as_ref()))
     }
 
     fn close(mut self: Box<Self>) -> Result<Vec<String>> {

@@ -106,7 +106,7 @@ impl FlatStore for NomtStore {
     }
 
     fn root(&self) -> String {
-        self.db.root().into_inner().iter().map(|b| format!("{b:02x}")).collect()
+        arbor_core::toolbox::hex::encode(&self.db.root().into_inner())
     }
 
     fn close(self: Box<Self>) -> Result<Vec<String>> {

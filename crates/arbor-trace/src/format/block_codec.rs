@@ -1,10 +1,12 @@
 //! Encoding and decoding of one block's payload (before framing).
 
 use super::path_codec::{check_path, PathDecoder, PathEncoder};
-use super::varint::{put_bytes, put_ivarint, put_uvarint, Cursor, DecodeResult};
 use crate::error::{Result, TraceError};
+use crate::format::DecodeResult;
 use crate::op_ref::{BlockMeta, OpRef};
 use crate::types::{CommitRecord, Digest, Op, Parent, Path, TreeSummary};
+use arbor_core::leb128;
+use arbor_core::toolbox::{Cursor, CursorError};
 
 // Operation tags (one byte, first byte of every operation).
 const T_FIND_NONE: u8 = 0x01;
@@ -91,7 +93,7 @@ impl BlockEncoder {
             None => self.head(T_FIND_NONE, path),
             Some(d) => {
                 self.head(T_FIND_SOME, path)?;
-                put_uvarint(&mut self.ops, d.value_len());
+                leb128::write_u64(&mut self.ops, d.value_len());
                 self.ops.extend_from_slice(d.stored_bytes());
                 Ok(())
             }
@@ -120,7 +122,7 @@ impl BlockEncoder {
             }
             Some(TreeSummary { is_value: false, children }) => {
                 self.head(T_FIND_TREE_NODE, path)?;
-                put_uvarint(&mut self.ops, children);
+                leb128::write_u64(&mut self.ops, children);
                 Ok(())
             }
         }
@@ -129,7 +131,7 @@ impl BlockEncoder {
     /// Records `add path value`.
     pub fn add<S: AsRef<[u8]>>(&mut self, path: &[S], value: &[u8]) -> Result<()> {
         self.head(T_ADD, path)?;
-        put_bytes(&mut self.ops, value);
+        leb128::write_bytes(&mut self.ops, value);
         Ok(())
     }
 
@@ -144,10 +146,10 @@ impl BlockEncoder {
             check_path(rel).map_err(invalid)?;
         }
         self.head(T_ADD_TREE, path)?;
-        put_uvarint(&mut self.ops, leaves.len() as u64);
+        leb128::write_u64(&mut self.ops, leaves.len() as u64);
         for (rel, value) in leaves {
             self.paths.encode(&mut self.ops, rel).map_err(invalid)?;
-            put_bytes(&mut self.ops, value.as_ref());
+            leb128::write_bytes(&mut self.ops, value.as_ref());
         }
         Ok(())
     }
@@ -168,19 +170,19 @@ impl BlockEncoder {
         self.head(T_LIST, path)?;
         self.ops.push(u8::from(offset.is_some()) | (u8::from(length.is_some()) << 1));
         if let Some(o) = offset {
-            put_uvarint(&mut self.ops, o.into());
+            leb128::write_u64(&mut self.ops, o.into());
         }
         if let Some(l) = length {
-            put_uvarint(&mut self.ops, l.into());
+            leb128::write_u64(&mut self.ops, l.into());
         }
-        put_uvarint(&mut self.ops, result.into());
+        leb128::write_u64(&mut self.ops, result.into());
         Ok(())
     }
 
     /// Records `length path` returning `result`.
     pub fn length<S: AsRef<[u8]>>(&mut self, path: &[S], result: u64) -> Result<()> {
         self.head(T_LENGTH, path)?;
-        put_uvarint(&mut self.ops, result);
+        leb128::write_u64(&mut self.ops, result);
         Ok(())
     }
 
@@ -189,9 +191,9 @@ impl BlockEncoder {
         self.head(T_FOLD, path)?;
         self.ops.push(u8::from(depth.is_some()));
         if let Some(d) = depth {
-            put_uvarint(&mut self.ops, d.into());
+            leb128::write_u64(&mut self.ops, d.into());
         }
-        put_uvarint(&mut self.ops, result);
+        leb128::write_u64(&mut self.ops, result);
         Ok(())
     }
 
@@ -229,8 +231,8 @@ impl BlockEncoder {
         parent: Parent,
         commit: &CommitRecord,
     ) {
-        put_uvarint(out, level);
-        put_uvarint(out, transactions.into());
+        leb128::write_u64(out, level);
+        leb128::write_u64(out, transactions.into());
         match parent {
             Parent::Genesis => out.push(PARENT_GENESIS),
             Parent::Previous => out.push(PARENT_PREVIOUS),
@@ -239,9 +241,9 @@ impl BlockEncoder {
                 out.extend_from_slice(&h);
             }
         }
-        put_ivarint(out, commit.date);
-        put_bytes(out, &commit.message);
-        put_bytes(out, &commit.author);
+        leb128::write_i64(out, commit.date);
+        leb128::write_bytes(out, &commit.message);
+        leb128::write_bytes(out, &commit.author);
         match &commit.hash {
             None => out.push(0),
             Some(h) => {
@@ -249,7 +251,7 @@ impl BlockEncoder {
                 out.extend_from_slice(h);
             }
         }
-        put_uvarint(out, self.count);
+        leb128::write_u64(out, self.count);
         out.extend_from_slice(&self.ops);
     }
 }
@@ -266,6 +268,12 @@ pub(crate) enum VisitError<E> {
 impl<E> From<&'static str> for VisitError<E> {
     fn from(e: &'static str) -> Self {
         VisitError::Decode(e)
+    }
+}
+
+impl<E> From<CursorError> for VisitError<E> {
+    fn from(e: CursorError) -> Self {
+        VisitError::Decode(e.as_str())
     }
 }
 
@@ -286,20 +294,20 @@ impl BlockDecoder {
     {
         self.paths.reset();
         let mut c = Cursor::new(payload);
-        let level = c.uvarint()?;
-        let transactions = c.u32v()?;
+        let level = c.leb128()?;
+        let transactions = c.leb128_u32()?;
         let parent = match c.u8()? {
             PARENT_GENESIS => Parent::Genesis,
             PARENT_PREVIOUS => Parent::Previous,
-            PARENT_HASH => Parent::Hash(c.hash32()?),
+            PARENT_HASH => Parent::Hash(c.array::<32>()?),
             _ => return Err(VisitError::Decode("unknown parent tag")),
         };
-        let date = c.ivarint()?;
+        let date = c.leb128_i64()?;
         let message = c.bytes()?.to_vec();
         let author = c.bytes()?.to_vec();
         let hash = match c.u8()? {
             0 => None,
-            1 => Some(c.hash32()?),
+            1 => Some(c.array::<32>()?),
             _ => return Err(VisitError::Decode("unknown commit hash tag")),
         };
         let count = c.count()?;
@@ -354,7 +362,7 @@ impl BlockDecoder {
         let op = match tag {
             T_FIND_NONE => OpRef::Find { path, result: None },
             T_FIND_SOME => {
-                let len = c.uvarint()?;
+                let len = c.leb128()?;
                 let stored = c.take(len.min(Digest::INLINE_MAX as u64) as usize)?;
                 let d = Digest::from_parts(len, stored).ok_or("malformed digest")?;
                 OpRef::Find { path, result: Some(d) }
@@ -364,7 +372,7 @@ impl BlockDecoder {
             T_FIND_TREE_NONE => OpRef::FindTree { path, result: None },
             T_FIND_TREE_VALUE => OpRef::FindTree { path, result: Some(TreeSummary { is_value: true, children: 0 }) },
             T_FIND_TREE_NODE => {
-                OpRef::FindTree { path, result: Some(TreeSummary { is_value: false, children: c.uvarint()? }) }
+                OpRef::FindTree { path, result: Some(TreeSummary { is_value: false, children: c.leb128()? }) }
             }
             T_ADD => OpRef::Add { path, value: c.bytes()? },
             T_REMOVE => OpRef::Remove { path },
@@ -373,18 +381,18 @@ impl BlockDecoder {
                 if flags > 3 {
                     return Err("unknown list flags");
                 }
-                let offset = if flags & 1 != 0 { Some(c.u32v()?) } else { None };
-                let length = if flags & 2 != 0 { Some(c.u32v()?) } else { None };
-                OpRef::List { path, offset, length, result: c.u32v()? }
+                let offset = if flags & 1 != 0 { Some(c.leb128_u32()?) } else { None };
+                let length = if flags & 2 != 0 { Some(c.leb128_u32()?) } else { None };
+                OpRef::List { path, offset, length, result: c.leb128_u32()? }
             }
-            T_LENGTH => OpRef::Length { path, result: c.uvarint()? },
+            T_LENGTH => OpRef::Length { path, result: c.leb128()? },
             T_FOLD => {
                 let flags = c.u8()?;
                 if flags > 1 {
                     return Err("unknown fold flags");
                 }
-                let depth = if flags == 1 { Some(c.u32v()?) } else { None };
-                OpRef::Fold { path, depth, result: c.uvarint()? }
+                let depth = if flags == 1 { Some(c.leb128_u32()?) } else { None };
+                OpRef::Fold { path, depth, result: c.leb128()? }
             }
             _ => return Err("unknown operation tag"),
         };

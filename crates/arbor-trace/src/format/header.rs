@@ -3,11 +3,13 @@
 
 use std::io::{Read, Write};
 
-use super::varint::{put_bytes, put_uvarint, Cursor, DecodeResult};
 use super::{read_full, MAGIC, MAX_HEADER_LEN};
 use crate::error::{Result, TraceError};
+use crate::format::DecodeResult;
 use crate::types::{InitialState, Source, TraceHeader};
 use crate::FORMAT_VERSION;
+use arbor_core::leb128;
+use arbor_core::toolbox::Cursor;
 
 const SOURCE_RECORDED: u8 = 0;
 const SOURCE_GENERATED: u8 = 1;
@@ -19,16 +21,16 @@ fn encode_body(h: &TraceHeader) -> Vec<u8> {
     match &h.source {
         Source::Recorded { description } => {
             b.push(SOURCE_RECORDED);
-            put_bytes(&mut b, description.as_bytes());
+            leb128::write_bytes(&mut b, description.as_bytes());
         }
         Source::Generated { profile, seed, params } => {
             b.push(SOURCE_GENERATED);
-            put_bytes(&mut b, profile.as_bytes());
-            put_uvarint(&mut b, *seed);
-            put_uvarint(&mut b, params.len() as u64);
+            leb128::write_bytes(&mut b, profile.as_bytes());
+            leb128::write_u64(&mut b, *seed);
+            leb128::write_u64(&mut b, params.len() as u64);
             for (k, v) in params {
-                put_bytes(&mut b, k.as_bytes());
-                put_bytes(&mut b, v.as_bytes());
+                leb128::write_bytes(&mut b, k.as_bytes());
+                leb128::write_bytes(&mut b, v.as_bytes());
             }
         }
     }
@@ -36,9 +38,9 @@ fn encode_body(h: &TraceHeader) -> Vec<u8> {
         InitialState::None => b.push(INITIAL_NONE),
         InitialState::Generated { profile, seed, values } => {
             b.push(INITIAL_GENERATED);
-            put_bytes(&mut b, profile.as_bytes());
-            put_uvarint(&mut b, *seed);
-            put_uvarint(&mut b, *values);
+            leb128::write_bytes(&mut b, profile.as_bytes());
+            leb128::write_u64(&mut b, *seed);
+            leb128::write_u64(&mut b, *values);
         }
     }
     b
@@ -50,7 +52,7 @@ fn decode_body(version: u16, body: &[u8]) -> DecodeResult<TraceHeader> {
         SOURCE_RECORDED => Source::Recorded { description: c.string()? },
         SOURCE_GENERATED => {
             let profile = c.string()?;
-            let seed = c.uvarint()?;
+            let seed = c.leb128()?;
             let n = c.count()?;
             let mut params = Vec::with_capacity(n);
             for _ in 0..n {
@@ -64,7 +66,7 @@ fn decode_body(version: u16, body: &[u8]) -> DecodeResult<TraceHeader> {
     };
     let initial_state = match c.u8()? {
         INITIAL_NONE => InitialState::None,
-        INITIAL_GENERATED => InitialState::Generated { profile: c.string()?, seed: c.uvarint()?, values: c.uvarint()? },
+        INITIAL_GENERATED => InitialState::Generated { profile: c.string()?, seed: c.leb128()?, values: c.leb128()? },
         _ => return Err("unknown initial-state tag"),
     };
     if !c.is_empty() {

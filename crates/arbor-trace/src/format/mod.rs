@@ -5,7 +5,6 @@ mod block_codec;
 mod header;
 mod path_codec;
 mod reader;
-pub(crate) mod varint;
 mod writer;
 
 use std::io::{self, Read};
@@ -14,7 +13,9 @@ pub use block_codec::BlockEncoder;
 pub use reader::TraceReader;
 pub use writer::{Compression, TraceWriter};
 
-pub(crate) use path_codec::to_hex;
+/// A decoding error: a static description of what was malformed (the shared
+/// [`arbor_core::toolbox::Cursor`]'s errors convert into it).
+pub(crate) type DecodeResult<T> = Result<T, &'static str>;
 
 /// The first eight bytes of every trace.
 pub const MAGIC: &[u8; 8] = b"ARBTRACE";

@@ -6,8 +6,10 @@
 //! that appends to it; definitions pack canonical decimal numbers as varints
 //! and lowercase even-length hex strings as their bytes. See `docs/TRACE.md`.
 
-use super::varint::{put_bytes, put_uvarint, Cursor, DecodeResult};
-use crate::fxhash::FxHashMap;
+use crate::format::DecodeResult;
+use arbor_core::leb128;
+use arbor_core::toolbox::{hex, Cursor};
+use rustc_hash::FxHashMap;
 
 /// Step code: a raw byte string follows.
 const STEP_RAW: u64 = 0;
@@ -58,23 +60,6 @@ fn canonical_decimal(step: &[u8]) -> Option<u64> {
     Some(n)
 }
 
-fn hex_value(c: u8) -> u8 {
-    if c.is_ascii_digit() {
-        c - b'0'
-    } else {
-        c - b'a' + 10
-    }
-}
-
-/// Lowercase hex spelling of `bytes`.
-pub(crate) fn to_hex(bytes: &[u8], out: &mut Vec<u8>) {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    for &b in bytes {
-        out.push(DIGITS[(b >> 4) as usize]);
-        out.push(DIGITS[(b & 15) as usize]);
-    }
-}
-
 /// Checks that every step of `path` is non-empty.
 pub(crate) fn check_path<S: AsRef<[u8]>>(path: &[S]) -> Result<(), &'static str> {
     if path.iter().any(|s| s.as_ref().is_empty()) {
@@ -112,8 +97,8 @@ impl PathEncoder {
             buf.push(((shared as u8) << 4) | fresh as u8);
         } else {
             buf.push(LONG_HEADER);
-            put_uvarint(buf, shared as u64);
-            put_uvarint(buf, fresh as u64);
+            leb128::write_u64(buf, shared as u64);
+            leb128::write_u64(buf, fresh as u64);
         }
         for (i, step) in path.iter().enumerate().skip(shared) {
             let step = step.as_ref();
@@ -136,23 +121,26 @@ impl PathEncoder {
 
     fn encode_step(&mut self, buf: &mut Vec<u8>, step: &[u8]) {
         if let Some(&idx) = self.table.get(step) {
-            put_uvarint(buf, STEP_REF + idx);
+            leb128::write_u64(buf, STEP_REF + idx);
             return;
         }
         match classify(step) {
             StepForm::Dec(n) => {
-                put_uvarint(buf, STEP_DEC);
-                put_uvarint(buf, n);
+                leb128::write_u64(buf, STEP_DEC);
+                leb128::write_u64(buf, n);
             }
             StepForm::Hex => {
                 self.scratch.clear();
-                self.scratch.extend(step.chunks_exact(2).map(|p| (hex_value(p[0]) << 4) | hex_value(p[1])));
-                put_uvarint(buf, STEP_HEX);
-                put_bytes(buf, &self.scratch);
+                self.scratch.resize(step.len() / 2, 0);
+                // `classify` saw an even count of lower-case hex digits, so this cannot fail.
+                let decoded = hex::decode_to_slice(step, &mut self.scratch);
+                debug_assert!(decoded.is_ok());
+                leb128::write_u64(buf, STEP_HEX);
+                leb128::write_bytes(buf, &self.scratch);
             }
             StepForm::Raw => {
-                put_uvarint(buf, STEP_RAW);
-                put_bytes(buf, step);
+                leb128::write_u64(buf, STEP_RAW);
+                leb128::write_bytes(buf, step);
             }
         }
         let idx = self.table.len() as u64;
@@ -187,10 +175,10 @@ fn define_step(code: u64, c: &mut Cursor<'_>, out: &mut Vec<u8>) -> DecodeResult
             if b.is_empty() {
                 return Err("empty hex path step");
             }
-            to_hex(b, out);
+            hex::encode_into(b, out);
         }
         _ => {
-            let n = c.uvarint()?;
+            let n = c.leb128()?;
             let mut digits = [0u8; 20];
             let mut i = digits.len();
             let mut v = n;
@@ -219,7 +207,7 @@ impl PathDecoder {
     pub(crate) fn decode(&mut self, c: &mut Cursor<'_>) -> DecodeResult<()> {
         let b = c.u8()?;
         let (shared, fresh) = if b == LONG_HEADER {
-            (c.uvarint()?, c.count()?)
+            (c.leb128()?, c.count()?)
         } else if b < 0xf0 {
             (u64::from(b >> 4), usize::from(b & 15))
         } else {
@@ -233,7 +221,7 @@ impl PathDecoder {
             if i == self.prev.len() {
                 self.prev.push(Vec::new());
             }
-            let code = c.uvarint()?;
+            let code = c.leb128()?;
             let slot = &mut self.prev[i];
             if code >= STEP_REF {
                 let step = usize::try_from(code - STEP_REF)

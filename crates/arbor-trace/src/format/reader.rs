@@ -4,11 +4,11 @@ use std::io::Read;
 
 use super::block_codec::{BlockDecoder, VisitError};
 use super::header::read_header;
-use super::varint::Cursor;
 use super::{payload_crc, read_full, CODEC_NONE, CODEC_ZSTD, FRAME_BLOCK, FRAME_END, FRAME_HEADER_LEN, MAX_FRAME_LEN};
 use crate::error::{Result, TraceError};
 use crate::op_ref::{BlockMeta, OpRef};
 use crate::types::{Block, TraceHeader};
+use arbor_core::toolbox::Cursor;
 
 /// Reads a trace block by block, checking every frame.
 ///
@@ -173,7 +173,7 @@ impl<R: Read> TraceReader<R> {
         }
         if kind == FRAME_END {
             let mut c = Cursor::new(payload);
-            let count = c.uvarint().map_err(|e| self.corrupt(e))?;
+            let count = c.leb128().map_err(|e| self.corrupt(e.as_str()))?;
             if count != idx || !c.is_empty() {
                 return Err(self.corrupt(format!("end-of-trace marker counts {count} blocks, read {idx}")));
             }

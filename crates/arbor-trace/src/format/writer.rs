@@ -4,10 +4,10 @@ use std::io::Write;
 
 use super::block_codec::BlockEncoder;
 use super::header::write_header;
-use super::varint::put_uvarint;
 use super::{payload_crc, CODEC_NONE, CODEC_ZSTD, FRAME_BLOCK, FRAME_END, MAX_FRAME_LEN};
 use crate::error::{Result, TraceError};
 use crate::types::{Block, CommitRecord, Parent, TraceHeader};
+use arbor_core::leb128;
 
 /// How block payloads are compressed.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -164,7 +164,7 @@ impl<W: Write> TraceWriter<W> {
     /// Writes the end-of-trace frame, flushes, and returns the inner writer.
     pub fn finish(mut self) -> Result<W> {
         let mut end = Vec::new();
-        put_uvarint(&mut end, self.blocks);
+        leb128::write_u64(&mut end, self.blocks);
         self.write_frame(FRAME_END, &end)?;
         self.inner.flush()?;
         Ok(self.inner)

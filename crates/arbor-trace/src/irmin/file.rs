@@ -4,7 +4,7 @@ use std::io::{self, Read, Write};
 
 use super::rows::Row;
 use crate::error::{Result, TraceError};
-use crate::format::varint::put_uvarint;
+use arbor_core::leb128;
 
 /// The first eight bytes of an irmin-bench replayable trace.
 pub const IRMIN_MAGIC: &[u8; 8] = b"IrmRepBT";
@@ -75,23 +75,27 @@ fn read_exact(r: &mut impl Read, buf: &mut [u8], row: u64, what: &str) -> Result
 /// A varint read byte by byte; `None` when the input ends before its first
 /// byte.
 fn read_varint(r: &mut impl Read, row: u64) -> Result<Option<u64>> {
-    let mut v = 0u64;
-    for i in 0..10 {
+    let mut read = 0;
+    let v = leb128::read_u64_from(|| {
         let mut b = [0u8; 1];
         match r.read_exact(&mut b) {
-            Ok(()) => {}
-            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof && i == 0 => return Ok(None),
-            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {
-                return Err(irmin(row, "the file ends inside a length prefix"))
+            Ok(()) => {
+                read += 1;
+                Ok(b[0])
             }
-            Err(e) => return Err(e.into()),
+            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof && read == 0 => Err(None),
+            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {
+                Err(Some(irmin(row, "the file ends inside a length prefix")))
+            }
+            Err(e) => Err(Some(e.into())),
         }
-        v |= u64::from(b[0] & 0x7f) << (7 * i);
-        if b[0] < 0x80 {
-            return Ok(Some(v));
-        }
+    });
+    match v {
+        Ok(Some(v)) => Ok(Some(v)),
+        Ok(None) => Err(irmin(row, "length prefix larger than 64 bits")),
+        Err(None) => Ok(None),
+        Err(Some(e)) => Err(e),
     }
-    Err(irmin(row, "length prefix longer than 10 bytes"))
 }
 
 /// Writes an irmin-bench replayable trace (for tests and tools that build
@@ -115,7 +119,7 @@ impl<W: Write> IrminWriter<W> {
         let mut body = Vec::new();
         row.encode(&mut body);
         self.buf.clear();
-        put_uvarint(&mut self.buf, body.len() as u64);
+        leb128::write_u64(&mut self.buf, body.len() as u64);
         self.buf.extend_from_slice(&body);
         self.w.write_all(&self.buf)?;
         Ok(())

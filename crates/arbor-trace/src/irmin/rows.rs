@@ -12,7 +12,9 @@
 //! - an `int64`: 8 bytes big-endian; a `bool`: one byte, `00` for false
 //!   (any other byte reads as true; writers use `ff`).
 
-use crate::format::varint::{put_bytes, put_uvarint, Cursor, DecodeResult};
+use crate::format::DecodeResult;
+use arbor_core::leb128;
+use arbor_core::toolbox::Cursor;
 
 /// A value tagged with whether this is its last occurrence in the trace
 /// (`Forget`) or it is used again later (`Keep`).
@@ -146,9 +148,9 @@ fn put_bool(buf: &mut Vec<u8>, v: bool) {
 }
 
 fn put_key(buf: &mut Vec<u8>, key: &[Vec<u8>]) {
-    put_uvarint(buf, key.len() as u64);
+    leb128::write_u64(buf, key.len() as u64);
     for step in key {
-        put_bytes(buf, step);
+        leb128::write_bytes(buf, step);
     }
 }
 
@@ -157,7 +159,7 @@ fn put_scope<T>(buf: &mut Vec<u8>, s: &Scope<T>, put: impl Fn(&mut Vec<u8>, &T))
         Scope::Forget(v) => (FORGET, v),
         Scope::Keep(v) => (KEEP, v),
     };
-    put_uvarint(buf, case);
+    leb128::write_u64(buf, case);
     put(buf, v);
 }
 
@@ -166,7 +168,7 @@ fn put_ctx(buf: &mut Vec<u8>, s: &Scope<ContextId>) {
 }
 
 fn put_hash(buf: &mut Vec<u8>, s: &Scope<Vec<u8>>) {
-    put_scope(buf, s, |b, v| put_bytes(b, v));
+    put_scope(buf, s, |b, v| leb128::write_bytes(b, v));
 }
 
 impl Row {
@@ -174,25 +176,25 @@ impl Row {
     pub fn encode(&self, buf: &mut Vec<u8>) {
         match self {
             Row::Checkout { hash, out } => {
-                put_uvarint(buf, CHECKOUT);
+                leb128::write_u64(buf, CHECKOUT);
                 put_hash(buf, hash);
                 put_ctx(buf, out);
             }
             Row::Add { key, value, input, out } => {
-                put_uvarint(buf, ADD);
+                leb128::write_u64(buf, ADD);
                 put_key(buf, key);
-                put_bytes(buf, value);
+                leb128::write_bytes(buf, value);
                 put_ctx(buf, input);
                 put_ctx(buf, out);
             }
             Row::Remove { key, input, out } => {
-                put_uvarint(buf, REMOVE);
+                leb128::write_u64(buf, REMOVE);
                 put_key(buf, key);
                 put_ctx(buf, input);
                 put_ctx(buf, out);
             }
             Row::Copy { from, to, input, out } => {
-                put_uvarint(buf, COPY);
+                leb128::write_u64(buf, COPY);
                 put_key(buf, from);
                 put_key(buf, to);
                 put_ctx(buf, input);
@@ -206,17 +208,17 @@ impl Row {
                     Row::Mem { .. } => MEM,
                     _ => MEM_TREE,
                 };
-                put_uvarint(buf, case);
+                leb128::write_u64(buf, case);
                 put_key(buf, key);
                 put_bool(buf, *result);
                 put_ctx(buf, input);
             }
             Row::Commit { hash, date, message, parents, input } => {
-                put_uvarint(buf, COMMIT);
+                leb128::write_u64(buf, COMMIT);
                 put_hash(buf, hash);
                 put_i64(buf, *date);
-                put_bytes(buf, message);
-                put_uvarint(buf, parents.len() as u64);
+                leb128::write_bytes(buf, message);
+                leb128::write_u64(buf, parents.len() as u64);
                 for p in parents {
                     put_hash(buf, p);
                 }
@@ -228,7 +230,7 @@ impl Row {
     /// Decodes one row, which must take exactly the whole of `bytes`.
     pub fn decode(bytes: &[u8]) -> DecodeResult<Row> {
         let mut c = Cursor::new(bytes);
-        let row = match c.uvarint()? {
+        let row = match c.leb128()? {
             CHECKOUT => Row::Checkout { hash: hash(&mut c)?, out: ctx(&mut c)? },
             ADD => Row::Add { key: key(&mut c)?, value: c.bytes()?.to_vec(), input: ctx(&mut c)?, out: ctx(&mut c)? },
             REMOVE => Row::Remove { key: key(&mut c)?, input: ctx(&mut c)?, out: ctx(&mut c)? },
@@ -277,7 +279,7 @@ fn key(c: &mut Cursor<'_>) -> DecodeResult<Key> {
 }
 
 fn scope<T>(c: &mut Cursor<'_>, read: impl Fn(&mut Cursor<'_>) -> DecodeResult<T>) -> DecodeResult<Scope<T>> {
-    match c.uvarint()? {
+    match c.leb128()? {
         FORGET => Ok(Scope::Forget(read(c)?)),
         KEEP => Ok(Scope::Keep(read(c)?)),
         _ => Err("unknown scope case (expected 0 Forget or 1 Keep)"),

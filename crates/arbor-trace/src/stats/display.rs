@@ -27,10 +27,16 @@ impl fmt::Display for TraceStats {
         )?;
         writeln!(
             f,
-            "  (seed 000: 212 transactions per block, from 2,121,152 reads of the global counter over 10,000 blocks)"
+            "  Published figures quoted below: \"the Lima audit\" is Tarides' Tezos Context Lima Performance Audit \
+             (July 2023), \"the Plebeia benchmark\" DaiLambda's Tezos+Plebeia context subsystem benchmark, \
+             \"the IO benchmarks\" DaiLambda's New IO benchmarks (September 2023); see docs/WORKLOAD.md."
+        )?;
+        writeln!(
+            f,
+            "  (the Lima audit: 212 transactions per block, from 2,121,152 reads of the global counter over 10,000 blocks)"
         )?;
 
-        writeln!(f, "\nOperations per block    mean      p50      max        total   seed 000 (one Lima block)")?;
+        writeln!(f, "\nOperations per block    mean      p50      max        total   the Lima audit (one Lima block)")?;
         let lima = [figures::LIMA_BLOCK_MEM, figures::LIMA_BLOCK_READ, figures::LIMA_BLOCK_WRITE];
         for (c, x) in self.classes.iter().zip(lima) {
             row(f, c, Some(x))?;
@@ -46,7 +52,7 @@ impl fmt::Display for TraceStats {
 
         writeln!(
             f,
-            "\nWrites preceded in their block by a mem and a read of the same path: {:.1}% ({:.1}% in blocks not ending a cycle); seed 000's top-15 table: {:.1}%",
+            "\nWrites preceded in their block by a mem and a read of the same path: {:.1}% ({:.1}% in blocks not ending a cycle); the Lima audit's top-15 table: {:.1}%",
             100.0 * self.symmetry,
             100.0 * self.symmetry_ordinary,
             100.0 * figures::TABLE_SYMMETRY
@@ -54,7 +60,7 @@ impl fmt::Display for TraceStats {
 
         writeln!(
             f,
-            "\nTop {} read paths{}                                   reads  per block  seed 000 per block",
+            "\nTop {} read paths{}                                   reads  per block  the Lima audit per block",
             self.top_reads.len(),
             if self.top_reads_approximate { " (approximate)" } else { "" }
         )?;
@@ -71,7 +77,7 @@ impl fmt::Display for TraceStats {
             }
         }
 
-        writeln!(f, "\nValue sizes, % by log2(length)   writes   initial   seed 000 (context at 3,081,990)")?;
+        writeln!(f, "\nValue sizes, % by log2(length)   writes   initial   the Lima audit (context at 3,081,990)")?;
         let writes = self.write_sizes.percent();
         let initial = self.initial_sizes.as_ref().map(|h| h.percent());
         for (b, seed) in figures::SIZE_SHARES.iter().enumerate() {
@@ -106,7 +112,7 @@ impl fmt::Display for TraceStats {
         }
         writeln!(
             f,
-            "  (seed 001: a peak at every cycle boundary, over {:.0} live objects every 5 cycles)",
+            "  (the Plebeia benchmark: a peak at every cycle boundary, over {:.0} live objects every 5 cycles)",
             figures::BIG_BOUNDARY_WRITES
         )?;
 
@@ -118,7 +124,7 @@ impl fmt::Display for TraceStats {
         }
         writeln!(
             f,
-            "  mean path length (steps after the first): finds {:.2}, adds {:.2}; seed 003 (block 4,043,830): reads {:.2}, writes {:.2}",
+            "  mean path length (steps after the first): finds {:.2}, adds {:.2}; the IO benchmarks (block 4,043,830): reads {:.2}, writes {:.2}",
             self.read_path_length,
             self.write_path_length,
             figures::READ_PATH_LENGTH,

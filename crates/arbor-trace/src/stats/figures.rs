@@ -1,7 +1,7 @@
 //! The published figures a trace is compared with (from
 //! the publications `docs/WORKLOAD.md` lists).
 
-/// Operations in the Lima block at level 2,981,990 (seed 000, 3.3.2):
+/// Operations in the Lima block at level 2,981,990 (the Lima audit, 3.3.2):
 /// `mem`, reads, writes.
 pub const LIMA_BLOCK_MEM: f64 = 2_363.0;
 /// Reads in that block.
@@ -9,10 +9,10 @@ pub const LIMA_BLOCK_READ: f64 = 3_892.0;
 /// Writes in that block.
 pub const LIMA_BLOCK_WRITE: f64 = 3_180.0;
 
-/// Blocks covered by the read counts of seed 000's 10,000-block table.
+/// Blocks covered by the read counts of the Lima audit's 10,000-block table.
 pub const READ_TABLE_BLOCKS: f64 = 10_000.0;
 
-/// Read counts over 10,000 blocks from level 2,981,990 (seed 000, 3.3.2),
+/// Read counts over 10,000 blocks from level 2,981,990 (the Lima audit, 3.3.2),
 /// by path as printed there (without Octez's `data/` prefix).
 pub const READ_TABLE: [(&str, f64); 19] = [
     ("contracts/global_counter", 2_121_152.0),
@@ -37,20 +37,20 @@ pub const READ_TABLE: [(&str, f64); 19] = [
 ];
 
 /// Content size distribution of the context at level 3,081,990, percent by
-/// log2 bucket 0..=11 and 12+ (seed 000, 3.3.1).
+/// log2 bucket 0..=11 and 12+ (the Lima audit, 3.3.1).
 pub const SIZE_SHARES: [f64; 13] = [0.75, 29.72, 48.48, 1.41, 3.92, 5.25, 9.37, 0.67, 0.24, 0.044, 0.045, 0.090, 0.009];
 
 /// Writes of the big cycle-boundary peaks, which exceed this every 5 cycles
-/// (seed 001).
+/// (the Plebeia benchmark).
 pub const BIG_BOUNDARY_WRITES: f64 = 30_000.0;
 
 /// Mean path length (steps after the first) of the reads of block
-/// 4,043,830: 3,656 over 624 reads (seed 003).
+/// 4,043,830: 3,656 over 624 reads (the IO benchmarks).
 pub const READ_PATH_LENGTH: f64 = 3_656.0 / 624.0;
-/// Mean path length of its writes: 2,376 over 428 writes (seed 003).
+/// Mean path length of its writes: 2,376 over 428 writes (the IO benchmarks).
 pub const WRITE_PATH_LENGTH: f64 = 2_376.0 / 428.0;
 
-/// Share of the writes of seed 000's top-15 table (one block) whose path
+/// Share of the writes of the Lima audit's top-15 table (one block) whose path
 /// also had a `mem` and a read in that block: 1,894 of 1,899.
 pub const TABLE_SYMMETRY: f64 = 1_894.0 / 1_899.0;
 

@@ -11,12 +11,12 @@ use crate::error::Result;
 use crate::format::TraceReader;
 use std::hash::Hasher;
 
-use crate::fxhash::{FxHashMap, FxHasher};
 use crate::op_ref::OpRef;
 use crate::tezos::initial::initial_value_lengths;
 use crate::tezos::values::{size_bucket, SIZE_BUCKETS};
 use crate::types::{InitialState, OpClass, OpKind};
 use crate::Profile;
+use rustc_hash::{FxHashMap, FxHasher};
 
 /// Totals and per-block distribution of one operation kind or class.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -104,7 +104,7 @@ pub struct TraceStats {
     /// Operations by number of path steps (index = steps; the last entry
     /// counts 15 steps or more).
     pub path_steps: Vec<u64>,
-    /// Mean path length (steps after the first, seed 003's measure) of
+    /// Mean path length (steps after the first, the IO benchmarks' measure) of
     /// `find`s.
     pub read_path_length: f64,
     /// Mean path length of `add`s.

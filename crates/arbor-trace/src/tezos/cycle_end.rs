@@ -4,7 +4,7 @@
 //! of old cycle data. Every fifth cycle also rewrites the vote listings and
 //! takes a bigger snapshot.
 //!
-//! Seed 001 shows "medium sized peaks for each cycle boundary" and "very
+//! The Plebeia benchmark shows "medium sized peaks for each cycle boundary" and "very
 //! large peaks over 30,000 objects every 5 cycles"; the targets below are
 //! write counts for the boundary work alone (the block's ordinary traffic,
 //! about 3,200 writes, comes on top).
@@ -16,7 +16,7 @@ use crate::rng::Scatter;
 
 /// Writes of an ordinary cycle end (about 6x an ordinary block in all).
 pub(crate) const BOUNDARY_WRITES: u64 = 18_000;
-/// Writes of every fifth cycle end (over 30,000 in all, as in seed 001).
+/// Writes of every fifth cycle end (over 30,000 in all, as in the Plebeia benchmark).
 pub(crate) const BIG_BOUNDARY_WRITES: u64 = 33_000;
 /// Cycles of seed/stake data kept ahead of the current one.
 const CYCLES_AHEAD: u64 = 6;

@@ -29,7 +29,7 @@ pub struct GeneratorParams {
     pub values: u64,
     /// Seed of the initial state and of the blocks.
     pub seed: u64,
-    /// Blocks per cycle. Mainnet has 16,384 (seed 000); the default, 1,000,
+    /// Blocks per cycle. Mainnet has 16,384 (the Lima audit); the default, 1,000,
     /// is scaled down so that a 10,000-block trace crosses ten cycle
     /// boundaries, two of them big ones.
     pub cycle_length: u64,
@@ -178,15 +178,6 @@ pub fn generate(params: GeneratorParams, out: impl Write) -> Result<GenerateSumm
     let bytes = writer.bytes_written();
     writer.finish()?;
     // The end frame: 14-byte header, the block count, 4-byte CRC.
-    summary.bytes_written = bytes + 18 + varint_len(summary.blocks);
+    summary.bytes_written = bytes + 18 + arbor_core::leb128::len_u64(summary.blocks) as u64;
     Ok(summary)
-}
-
-fn varint_len(mut v: u64) -> u64 {
-    let mut n = 1;
-    while v >= 0x80 {
-        v >>= 7;
-        n += 1;
-    }
-    n
 }

@@ -12,17 +12,17 @@ use super::pathbuf::PathBuf;
 use super::values::{make_value, skip_value};
 use crate::rng::{hash4, Rng};
 
-/// Real big map ids of the hot big maps of seed 000 (section 3.3.2), given to
+/// Real big map ids of the hot big maps of the Lima audit (section 3.3.2), given to
 /// big maps 0-9.
 pub(crate) const HOT_BIG_MAPS: [u64; 10] =
     [347_453, 347_455, 347_456, 103_258, 149_768, 149_787, 149_771, 149_772, 103_260, 149_776];
 /// Big maps after the hot ones get ids from here on.
 const BIG_MAP_ID_BASE: u64 = 400_000;
 /// Leading bytes of the identifiers of implicit accounts 0, 1 and 2 (the hot
-/// accounts of seed 000's single-block table).
+/// accounts of the Lima audit's single-block table).
 const HOT_IMPLICIT: [[u8; 6]; 3] =
     [[0x00, 0x01, 0xf4, 0x6d, 0x63, 0xa0], [0x00, 0x00, 0x60, 0x27, 0xb7, 0x7a], [0x00, 0x02, 0x35, 0x8c, 0x86, 0x36]];
-/// Leading bytes of originated contract 0 (the hot contract of seed 000).
+/// Leading bytes of originated contract 0 (the hot contract of the Lima audit).
 const HOT_ORIGINATED: [u8; 6] = [0x01, 0xe1, 0x2d, 0x94, 0xda, 0x00];
 /// Leading bytes of the key hash of entry 0 of big map 9 (149776).
 const HOT_ENTRY: [u8; 6] = [0xaf, 0x06, 0x7e, 0xf3, 0x5b, 0xad];

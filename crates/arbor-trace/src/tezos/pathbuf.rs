@@ -1,7 +1,7 @@
 //! A reusable path builder that hands out borrowed steps without allocating.
 
-use crate::format::to_hex;
 use crate::types::Path;
+use arbor_core::toolbox::hex;
 
 /// Most steps a generated path has.
 pub(crate) const MAX_STEPS: usize = 10;
@@ -41,7 +41,7 @@ impl PathBuf {
 
     /// Appends the lowercase hex spelling of `raw` as one step.
     pub(crate) fn push_hex(&mut self, raw: &[u8]) {
-        to_hex(raw, &mut self.bytes);
+        hex::encode_into(raw, &mut self.bytes);
         self.ends.push(self.bytes.len());
     }
 

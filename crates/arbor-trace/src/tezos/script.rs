@@ -3,21 +3,21 @@
 //! calls touching big maps, reveals, delegations, originations,
 //! activations), each reading before it writes as the protocol does.
 //!
-//! The constants below are the calibration against seed 000 (see
+//! The constants below are the calibration against the Lima audit (see
 //! `docs/WORKLOAD.md` for the figures they reproduce).
 
 use super::ctx::Ctx;
 use super::fields::*;
 use super::layout::{Layout, HOT_ACCOUNTS};
 use crate::error::Result;
-use crate::fxhash::FxHashMap;
 use crate::rng::{Rng, Scatter, Zipf};
+use rustc_hash::FxHashMap;
 
 /// Mean manager operations per block: `contracts/global_counter` is read
-/// once per operation, 2,121,152 times over 10,000 blocks (seed 000).
+/// once per operation, 2,121,152 times over 10,000 blocks (the Lima audit).
 pub(crate) const MEAN_TRANSACTIONS: f64 = 212.0;
 /// Probability that a block holds one bot's batch of calls to one contract
-/// (the single block of seed 000 is one such batch of 222 calls).
+/// (the single block of the Lima audit is one such batch of 222 calls).
 const P_BATCH: f64 = 0.4;
 /// Share of contract calls that touch the three hot DEX big maps
 /// (`total_bytes` read 614,589 times each over 10,000 blocks).

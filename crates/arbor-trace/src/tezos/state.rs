@@ -7,8 +7,8 @@
 
 use super::fields::Entity;
 use super::layout::Layout;
-use crate::fxhash::FxHashMap;
 use crate::types::Digest;
+use rustc_hash::FxHashMap;
 
 /// Present fields of one entity, sorted by field.
 pub(crate) type Fields = Vec<(u32, Digest)>;

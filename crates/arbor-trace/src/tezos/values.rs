@@ -3,7 +3,7 @@
 //! Each field kind draws its length from a distribution over log2 buckets
 //! (bucket `b` holds lengths `2^b ..= 2^(b+1) - 1`, uniformly); the mix of
 //! kinds in the initial state is tuned so that the whole state matches the
-//! content-size table of seed 000, section 3.3.1 (see `docs/WORKLOAD.md`).
+//! content-size table of the Lima audit, section 3.3.1 (see `docs/WORKLOAD.md`).
 //! Contents are random bytes: their sizes matter to a store, not their
 //! meaning.
 

@@ -1,5 +1,6 @@
 //! [`SplitMix64`]: the small seedable generator the fault-injecting layers
-//! use to choose tear points, fault instants and garbage bytes.
+//! use to choose tear points, fault instants and garbage bytes, over the step of
+//! `arbor_core::toolbox::SplitMix64`.
 //!
 //! Public so that crash harnesses drive their workloads from the same
 //! generator (`rand` is only a dev-dependency of this crate).
@@ -17,11 +18,9 @@ impl SplitMix64 {
 
     /// The next 64 random bits.
     pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+        // The workspace's one SplitMix64 step (arbor-core's toolbox); this type adds the
+        // draws the fault layers use.
+        arbor_core::toolbox::SplitMix64::step(&mut self.0)
     }
 
     /// Uniform in `0..n`; 0 when `n` is 0 (modulo bias is irrelevant here).

@@ -6,6 +6,7 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+use arbor_core::toolbox::Cursor;
 use arbor_core::{Hash, InodeConfig};
 
 use super::{Counts, SnapshotError};
@@ -37,16 +38,14 @@ pub struct Header {
     pub commit: CommitInfo,
 }
 
+/// The little-endian `u32` at `at` of a fixed-size frame head.
 fn u32_at(b: &[u8], at: usize) -> u32 {
     u32::from_le_bytes(b[at..at + 4].try_into().expect("4 bytes"))
 }
 
+/// The little-endian `u64` at `at` of the fixed-size trailer.
 fn u64_at(b: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"))
-}
-
-fn hash_at(b: &[u8], at: usize) -> Hash {
-    Hash(b[at..at + 32].try_into().expect("32 bytes"))
 }
 
 impl Header {
@@ -80,25 +79,24 @@ impl Header {
 
     /// Decodes a header body (bytes 16.. up to the crc), whose crc has been checked.
     fn decode_body(body: &[u8]) -> Option<Header> {
-        let fixed = 4 + 4 + 32 + 32 + 8 + 4;
-        if body.len() < fixed {
-            return None;
-        }
-        let inode = InodeConfig { entries: u32_at(body, 0), stable_hash: u32_at(body, 4) };
-        let (hash, tree, date) = (hash_at(body, 8), hash_at(body, 40), u64_at(body, 72) as i64);
-        let n_parents = u32_at(body, 80) as usize;
-        let mut at = fixed;
-        let parents_end = at.checked_add(n_parents.checked_mul(32)?)?;
-        let parents = body.get(at..parents_end)?.chunks_exact(32).map(|p| hash_at(p, 0)).collect();
-        at = parents_end;
+        let mut c = Cursor::new(body);
+        let inode = InodeConfig { entries: c.u32_le().ok()?, stable_hash: c.u32_le().ok()? };
+        let (hash, tree) = (Hash(c.array().ok()?), Hash(c.array().ok()?));
+        let date = c.u64_le().ok()? as i64;
+        let n_parents = c.u32_le().ok()? as usize;
+        // Checked against the bytes left before anything is allocated for the parents.
+        let parents = c
+            .take(n_parents.checked_mul(32)?)
+            .ok()?
+            .chunks_exact(32)
+            .map(|p| Hash(p.try_into().expect("32 bytes")))
+            .collect();
         let mut field = || {
-            let len = u32_at(body.get(at..at + 4)?, 0) as usize;
-            let bytes = body.get(at + 4..at.checked_add(4 + len)?)?.to_vec();
-            at += 4 + len;
-            Some(bytes)
+            let len = c.u32_le().ok()? as usize;
+            Some(c.take(len).ok()?.to_vec())
         };
         let (author, message) = (field()?, field()?);
-        if at != body.len() {
+        if !c.is_empty() {
             return None;
         }
         Some(Header { inode, commit: CommitInfo { hash, tree, parents, date, author, message } })
@@ -255,18 +253,8 @@ impl<R: Read> SnapReader<R> {
 
     /// The next unsigned LEB128 number of the stream.
     pub fn leb(&mut self) -> Result<u64> {
-        let mut n = 0u64;
-        for i in 0..arbor_core::leb128::MAX_LEN {
-            let b = self.byte()?;
-            if i == arbor_core::leb128::MAX_LEN - 1 && b > 1 {
-                break;
-            }
-            n |= u64::from(b & 0x7f) << (7 * i);
-            if b & 0x80 == 0 {
-                return Ok(n);
-            }
-        }
-        Err(malformed(self.block_at, "number overflows 64 bits"))
+        arbor_core::leb128::read_u64_from(|| self.byte())?
+            .ok_or_else(|| malformed(self.block_at, "number overflows 64 bits"))
     }
 
     /// Replaces `out` with the next `len` stream bytes.

@@ -349,11 +349,7 @@ impl Rng {
 
     /// The next 64 random bits.
     pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+        arbor_core::toolbox::SplitMix64::step(&mut self.0)
     }
 
     /// Uniform in `0..n` (`n > 0`; the modulo bias is irrelevant here).
@@ -427,7 +423,7 @@ pub fn apply_model(m: &mut Model, ops: &[BlockOp]) {
 
 /// A configuration storing on `fs` with everything else default.
 pub fn mem_config(fs: &MemFs) -> Config {
-    Config { fs: Arc::new(fs.clone()), ..Config::default() }
+    Config::default().with_fs(Arc::new(fs.clone()))
 }
 
 /// Asserts that fsck reports no problem.

@@ -48,6 +48,50 @@ pub fn read_u64(buf: &[u8]) -> Option<(u64, usize)> {
     None
 }
 
+/// Decodes a LEB128 value from a source of bytes, one byte at a time (a stream that cannot
+/// be sliced, such as a file read byte by byte or a value spanning blocks). Returns
+/// `Ok(None)` if the value does not fit in a `u64` (the same rule as [`read_u64`]); the
+/// source's own errors, such as the end of the input, pass through.
+pub fn read_u64_from<E>(mut next: impl FnMut() -> Result<u8, E>) -> Result<Option<u64>, E> {
+    let mut value: u64 = 0;
+    for i in 0..MAX_LEN {
+        let b = next()?;
+        let bits = u64::from(b & 0x7f);
+        if i == MAX_LEN - 1 && bits > 1 {
+            return Ok(None);
+        }
+        value |= bits << (7 * i);
+        if b & 0x80 == 0 {
+            return Ok(Some(value));
+        }
+    }
+    Ok(None)
+}
+
+/// Appends `n` zig-zag encoded (0, -1, 1, -2, … become 0, 1, 2, 3, …), so that small
+/// negative numbers stay short.
+pub fn write_i64(out: &mut Vec<u8>, n: i64) {
+    write_u64(out, zigzag_encode(n));
+}
+
+/// The zig-zag mapping of a signed integer to an unsigned one.
+#[inline]
+pub fn zigzag_encode(n: i64) -> u64 {
+    ((n << 1) ^ (n >> 63)) as u64
+}
+
+/// The inverse of [`zigzag_encode`].
+#[inline]
+pub fn zigzag_decode(u: u64) -> i64 {
+    ((u >> 1) as i64) ^ -((u & 1) as i64)
+}
+
+/// Appends a LEB128 length followed by `bytes`.
+pub fn write_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
+    write_u64(out, bytes.len() as u64);
+    out.extend_from_slice(bytes);
+}
+
 /// Length in bytes of the LEB128 encoding of `n`.
 #[inline]
 pub fn len_u64(n: u64) -> usize {
@@ -96,6 +140,28 @@ mod tests {
         assert_eq!(read_u64(&too_long), None);
         // Trailing data after the value is left alone.
         assert_eq!(read_u64(&[0x05, 0xff]), Some((5, 1)));
+    }
+
+    #[test]
+    fn byte_at_a_time_matches_slices() {
+        for bytes in [&[0x05][..], &[0xac, 0x02], &[0xff; 9], &[0xff; 11], &[0x80, 0x80]] {
+            let mut it = bytes.iter().copied();
+            let streamed = read_u64_from(|| it.next().ok_or("end"));
+            match read_u64(bytes) {
+                Some((n, _)) => assert_eq!(streamed, Ok(Some(n))),
+                // Cut short: the source's error; too long or too large: `None`.
+                None if bytes.len() < MAX_LEN => assert_eq!(streamed, Err("end")),
+                None => assert_eq!(streamed, Ok(None)),
+            }
+        }
+    }
+
+    #[test]
+    fn zigzag_round_trips() {
+        for n in [0i64, -1, 1, -64, 64, i64::MIN, i64::MAX] {
+            assert_eq!(zigzag_decode(zigzag_encode(n)), n);
+        }
+        assert_eq!([0, -1, 1, -2].map(zigzag_encode), [0, 1, 2, 3]);
     }
 
     proptest! {

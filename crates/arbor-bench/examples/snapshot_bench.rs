@@ -3,7 +3,7 @@
 //! into a fresh store, checks the commit hash, and prints each phase's time, throughput and
 //! peak RSS.
 //!
-//! Usage: `cargo run --release -p arbor --example snapshot_bench -- [values] [seed] [dir]`
+//! Usage: `cargo run --release -p arbor-bench --example snapshot_bench -- [values] [seed] [dir]`
 //! (defaults: 1,000,000 values, seed 0, `target/snapshot-bench`; the directory is emptied
 //! first and removed at the end). Each phase runs in its own process (this program again,
 //! with the phase's name first), so each peak RSS is that phase's alone.
@@ -13,6 +13,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use arbor::{snapshot, Config, Hash, Store};
+use arbor_bench::{metrics, procfs};
 use arbor_trace::{initial_state, Profile};
 
 /// Values committed per commit while loading, as `arbor bench` does, so the loading tree is
@@ -25,22 +26,14 @@ const CACHE_BYTES: u64 = 64 << 20;
 
 /// Peak resident memory of this process (Linux `VmHWM`).
 fn rss() -> String {
-    let peak = || -> Option<u64> {
-        let status = std::fs::read_to_string("/proc/self/status").ok()?;
-        status.lines().find(|l| l.starts_with("VmHWM:"))?.split_whitespace().nth(1)?.parse().ok()
-    };
-    peak().map_or_else(|| "n/a".to_string(), |kib| format!("{} MiB", kib / 1024))
+    procfs::status_bytes("VmHWM").map_or_else(|| "n/a".to_string(), |b| format!("{} MiB", b >> 20))
 }
 
 /// CPU time (user + system, every thread) this process has used so far, in seconds: on a
-/// shared machine it tells more than the wall time. Linux clock ticks, taken as 100 per second.
+/// shared machine it tells more than the wall time.
 fn cpu_secs() -> f64 {
-    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else { return f64::NAN };
-    // Fields after the command name, which is in parentheses and may hold spaces.
-    let rest = stat.rsplit_once(')').map_or("", |r| r.1);
-    let f: Vec<&str> = rest.split_whitespace().collect();
-    let tick = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(f64::NAN);
-    (tick(11) + tick(12)) / 100.0
+    let (user, system) = metrics::cpu_times();
+    (user + system).as_secs_f64()
 }
 
 fn rate(n: u64, d: Duration) -> f64 {
@@ -142,7 +135,7 @@ fn load(run: &Run) -> Result<(), arbor::Error> {
 
 fn export(run: &Run) -> Result<(), arbor::Error> {
     let commit = commit_of(run);
-    let store = Store::open_with(&run.src, Config { read_only: true, cache_bytes: CACHE_BYTES, ..Config::default() })?;
+    let store = Store::open_with(&run.src, Config::default().with_read_only(true).with_cache_bytes(CACHE_BYTES))?;
     let (t, cpu) = (Instant::now(), cpu_secs());
     let e = snapshot::export_file(&store, &commit, &run.file)?;
     let (d, cpu) = (t.elapsed(), cpu_secs() - cpu);
@@ -173,7 +166,7 @@ fn export(run: &Run) -> Result<(), arbor::Error> {
 
 fn import(run: &Run) -> Result<(), arbor::Error> {
     let commit = commit_of(run);
-    let fresh = Store::open_with(&run.dst, Config { cache_bytes: CACHE_BYTES, ..Config::default() })?;
+    let fresh = Store::open_with(&run.dst, Config::default().with_cache_bytes(CACHE_BYTES))?;
     let (t, cpu) = (Instant::now(), cpu_secs());
     let i = snapshot::import_file(&fresh, &run.file)?;
     let (d, cpu) = (t.elapsed(), cpu_secs() - cpu);
@@ -200,7 +193,7 @@ fn import(run: &Run) -> Result<(), arbor::Error> {
 /// The hash check already proves the state; reading every value back shows it too.
 fn check(run: &Run) -> Result<(), arbor::Error> {
     let commit = commit_of(run);
-    let store = Store::open_with(&run.dst, Config { read_only: true, ..Config::default() })?;
+    let store = Store::open_with(&run.dst, Config::default().with_read_only(true))?;
     let t = Instant::now();
     let tree = store.checkout(&commit)?;
     let mut differ = 0u64;

@@ -1,0 +1,119 @@
+//! Lower-case hex spelling of bytes, and its strict decoding (either case).
+
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::fmt;
+
+/// The sixteen digits, lower case.
+const DIGITS: &[u8; 16] = b"0123456789abcdef";
+
+/// The two lower-case hex digits of `b`.
+#[inline]
+pub fn byte_digits(b: u8) -> [u8; 2] {
+    [DIGITS[usize::from(b >> 4)], DIGITS[usize::from(b & 0xf)]]
+}
+
+/// Appends the lower-case hex digits of `bytes` to `out`, as bytes.
+pub fn encode_into(bytes: &[u8], out: &mut Vec<u8>) {
+    out.reserve(2 * bytes.len());
+    for &b in bytes {
+        out.extend_from_slice(&byte_digits(b));
+    }
+}
+
+/// Appends the lower-case hex digits of `bytes` to `out`.
+pub fn push_str(bytes: &[u8], out: &mut String) {
+    out.reserve(2 * bytes.len());
+    for &b in bytes {
+        let [hi, lo] = byte_digits(b);
+        out.push(char::from(hi));
+        out.push(char::from(lo));
+    }
+}
+
+/// Lower-case hex of `bytes`.
+pub fn encode(bytes: &[u8]) -> String {
+    let mut s = String::new();
+    push_str(bytes, &mut s);
+    s
+}
+
+/// The value of one hex digit (either case), or `None`.
+#[inline]
+pub fn digit_value(c: u8) -> Option<u8> {
+    match c {
+        b'0'..=b'9' => Some(c - b'0'),
+        b'a'..=b'f' => Some(c - b'a' + 10),
+        b'A'..=b'F' => Some(c - b'A' + 10),
+        _ => None,
+    }
+}
+
+/// Why a hex string could not be decoded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum HexError {
+    /// An odd number of digits (the count).
+    OddLength(usize),
+    /// A character that is not a hex digit, at this byte offset.
+    BadDigit(usize),
+}
+
+impl fmt::Display for HexError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::OddLength(n) => write!(f, "odd number of hex digits ({n})"),
+            Self::BadDigit(at) => write!(f, "invalid hex digit at offset {at}"),
+        }
+    }
+}
+
+impl core::error::Error for HexError {}
+
+/// Decodes hex digits of either case into `out` (whose length must be half the digits'),
+/// naming the first bad digit. Nothing is written past a failure's offset.
+pub fn decode_to_slice(digits: &[u8], out: &mut [u8]) -> Result<(), HexError> {
+    if digits.len() % 2 == 1 {
+        return Err(HexError::OddLength(digits.len()));
+    }
+    debug_assert_eq!(out.len(), digits.len() / 2);
+    for (i, (pair, o)) in digits.chunks_exact(2).zip(out.iter_mut()).enumerate() {
+        let hi = digit_value(pair[0]).ok_or(HexError::BadDigit(2 * i))?;
+        let lo = digit_value(pair[1]).ok_or(HexError::BadDigit(2 * i + 1))?;
+        *o = (hi << 4) | lo;
+    }
+    Ok(())
+}
+
+/// Decodes hex digits of either case.
+pub fn decode(digits: &[u8]) -> Result<Vec<u8>, HexError> {
+    if digits.len() % 2 == 1 {
+        return Err(HexError::OddLength(digits.len()));
+    }
+    let mut out = alloc::vec![0u8; digits.len() / 2];
+    decode_to_slice(digits, &mut out)?;
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::vec;
+
+    #[test]
+    fn round_trips_and_names_the_bad_digit() {
+        assert_eq!(encode(&[0, 255, 0x7a]), "00ff7a");
+        let mut v = b"x".to_vec();
+        encode_into(&[0xab], &mut v);
+        assert_eq!(v, b"xab");
+        assert_eq!(decode(b"00ff7A"), Ok(vec![0, 255, 0x7a]));
+        assert_eq!(decode(b""), Ok(vec![]));
+        assert_eq!(decode(b"abc"), Err(HexError::OddLength(3)));
+        assert_eq!(decode(b"zz"), Err(HexError::BadDigit(0)));
+        assert_eq!(decode(b"0g"), Err(HexError::BadDigit(1)));
+        for b in 0..=255u8 {
+            let d = byte_digits(b);
+            assert_eq!(digit_value(d[0]).unwrap() << 4 | digit_value(d[1]).unwrap(), b);
+        }
+    }
+}

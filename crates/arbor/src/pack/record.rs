@@ -8,6 +8,7 @@
 //! changes. See docs/FORMAT.md for every body.
 
 use arbor_core::leb128;
+use arbor_core::toolbox::hex;
 
 use crate::path::Step;
 use arbor_core::{ChildKind, Hash};
@@ -115,19 +116,15 @@ fn is_hex_step(step: &[u8]) -> bool {
     step.len() >= 2 && step.len().is_multiple_of(2) && step.iter().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
 }
 
-fn hex_val(c: u8) -> u8 {
-    match c {
-        b'0'..=b'9' => c - b'0',
-        _ => c - b'a' + 10,
-    }
-}
-
 /// Encodes a step: `leb128(n << 1) | n raw bytes`, or for a packed hex step of `2n`
 /// characters `leb128(n << 1 | 1) | n bytes`.
 pub(crate) fn put_step(out: &mut Vec<u8>, step: &[u8]) {
     if is_hex_step(step) {
         leb128::write_u64(out, ((step.len() as u64 / 2) << 1) | 1);
-        out.extend(step.chunks_exact(2).map(|p| (hex_val(p[0]) << 4) | hex_val(p[1])));
+        let start = out.len();
+        out.resize(start + step.len() / 2, 0);
+        let packed = hex::decode_to_slice(step, &mut out[start..]);
+        debug_assert!(packed.is_ok(), "is_hex_step checked the digits");
     } else {
         leb128::write_u64(out, (step.len() as u64) << 1);
         out.extend_from_slice(step);
@@ -231,11 +228,9 @@ impl<'a> Reader<'a> {
         if h & 1 == 0 {
             return Ok(Step::from_slice(bytes));
         }
-        const DIGITS: &[u8; 16] = b"0123456789abcdef";
         let mut step = Step::with_capacity(2 * n);
-        for b in bytes {
-            step.push(DIGITS[usize::from(b >> 4)]);
-            step.push(DIGITS[usize::from(b & 15)]);
+        for &b in bytes {
+            step.extend_from_slice(&hex::byte_digits(b));
         }
         Ok(step)
     }

@@ -47,7 +47,7 @@ pub struct StoreStats {
     /// Largest directory seen (entries).
     pub max_dir_entries: u64,
     /// Values by size: `value_sizes[k]` counts values of `2^k..2^(k+1)` bytes (empty values in
-    /// bucket 0), as seed 000's content size distribution.
+    /// bucket 0), as the Lima audit (Tarides, 2023) published the context's content sizes.
     pub value_sizes: [u64; 32],
     /// Directories by entry count: `dir_fanout[k]` counts directories of `2^k..2^(k+1)` entries.
     pub dir_fanout: [u64; 32],

@@ -99,27 +99,10 @@ const CATCH_UP_ROUNDS: usize = 8;
 /// A round with fewer handed-over pointers than this ends the rounds.
 const CATCH_UP_SMALL: usize = 4096;
 
-/// Hashes log offsets for the set of copied records: one multiply (Fibonacci hashing)
-/// instead of SipHash, as the switch checks thousands of offsets with the writer held.
-#[derive(Default, Clone, Copy)]
-struct OffsetHasher(u64);
-
-impl std::hash::Hasher for OffsetHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        for b in bytes {
-            self.0 = (self.0 ^ u64::from(*b)).wrapping_mul(0x100_0000_01b3);
-        }
-    }
-    fn write_u64(&mut self, n: u64) {
-        self.0 = n.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    }
-    fn finish(&self) -> u64 {
-        self.0.rotate_left(26)
-    }
-}
-
 /// The set of copied offsets.
-type OffsetSet = HashSet<u64, std::hash::BuildHasherDefault<OffsetHasher>>;
+/// Offsets hash with one multiply (rustc-hash's Fx) rather than SipHash: the switch checks
+/// thousands of them with the writer held.
+type OffsetSet = HashSet<u64, rustc_hash::FxBuildHasher>;
 
 /// A collection under way, as commits see it.
 #[derive(Debug)]

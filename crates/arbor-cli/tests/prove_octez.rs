@@ -2,39 +2,12 @@
 //! made with `arbor commit`, its Octez proof (tree and stream, both encodings) checked by
 //! `arbor verify`, which prints the proved values and refuses any changed byte.
 
-use std::io::Write;
+mod support;
+
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
-fn arbor(store: Option<&Path>, args: &[&str], stdin: &[u8]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_arbor"));
-    cmd.args(args);
-    if let Some(s) = store {
-        cmd.arg("--store").arg(s);
-    }
-    let mut child =
-        cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("spawn arbor");
-    // A command that fails before reading its input closes the pipe: the exit status tells.
-    if let Err(e) = child.stdin.take().expect("stdin").write_all(stdin) {
-        assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe, "write stdin: {e}");
-    }
-    child.wait_with_output().expect("wait for arbor")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn store_with_commit() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    let mut ops = String::from("add a/b 0102\nadd a/c ff\nadd top 00\n");
-    for i in 0..300 {
-        ops.push_str(&format!("add big/k{i} {:02x}\n", i % 256));
-    }
-    let o = arbor(Some(dir.path()), &["commit", "--date", "0", "--message", "m"], ops.as_bytes());
-    assert!(o.status.success(), "commit failed: {}", stderr(&o));
-    dir
-}
+use support::{arbor_at as arbor, stderr, store_with_commit};
 
 fn prove(store: &Path, stream: bool, enc: &str, paths: &[&str]) -> (Vec<u8>, String) {
     let mut args = vec!["prove", "--format", "octez", "--encoding", enc];

@@ -88,3 +88,26 @@ pub fn tree_of(dir: &Path) -> Vec<String> {
     found.sort();
     found
 }
+
+/// Runs `arbor ARGS`, with `--store DIR` when a store is given, feeding `stdin`.
+pub fn arbor_at(store: Option<&Path>, args: &[&str], stdin: &[u8]) -> Output {
+    let mut all: Vec<&str> = args.to_vec();
+    if let Some(s) = store {
+        all.push("--store");
+        all.push(s.to_str().expect("a UTF-8 temporary path"));
+    }
+    run(&all, &[], stdin)
+}
+
+/// A store with one commit of a few values and a 300-entry directory (an inode tree), for
+/// the proof tests.
+pub fn store_with_commit() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let mut ops = String::from("add a/b 0102\nadd a/c ff\nadd top 00\n");
+    for i in 0..300 {
+        ops.push_str(&format!("add big/k{i} {:02x}\n", i % 256));
+    }
+    let o = arbor_at(Some(dir.path()), &["commit", "--date", "0", "--message", "m"], ops.as_bytes());
+    assert!(o.status.success(), "commit failed: {}", stderr(&o));
+    dir
+}

@@ -21,6 +21,13 @@ pub struct BlockSample {
     pub time_ns: u64,
     /// Wall time of the commit alone (hashing, writing, syncing), in nanoseconds.
     pub commit_ns: u64,
+    /// Of the commit, hashing the changed tree (as the store reports it), in nanoseconds.
+    pub hashing_ns: u64,
+    /// Of the commit, encoding and writing the changed nodes, in nanoseconds.
+    pub writing_ns: u64,
+    /// Of the commit, waiting for durability, in nanoseconds (under the pipelined policy:
+    /// for the previous commit's sync).
+    pub syncing_ns: u64,
     /// Resident set size after the block, in bytes.
     pub rss_bytes: u64,
     /// Store size on disk after the block, in bytes.
@@ -103,6 +110,15 @@ pub struct ReplaySummary {
     pub commit_mean_ms: f64,
     /// 99th percentile commit time, milliseconds.
     pub commit_p99_ms: f64,
+    /// Mean time of a commit's hashing, milliseconds.
+    pub commit_hashing_ms: f64,
+    /// Mean time of a commit's encoding and writing, milliseconds.
+    pub commit_writing_ms: f64,
+    /// Mean time of a commit's wait for durability, milliseconds.
+    pub commit_syncing_ms: f64,
+    /// The store's durability policy (`EveryCommit`: each commit durable before it returns;
+    /// `Pipelined`: durable before the next one returns).
+    pub durability: String,
     /// Largest resident set size seen, bytes.
     pub max_rss_bytes: u64,
     /// Store size before the first block (after loading), bytes.
@@ -200,6 +216,10 @@ impl ReplaySummary {
             commits.sort_unstable();
             self.commit_mean_ms = ms(commits.iter().sum()) / n as f64;
             self.commit_p99_ms = ms(quantile(&commits, 0.99));
+            let mean_ms = |f: fn(&BlockSample) -> u64| ms(samples.iter().map(f).sum()) / n as f64;
+            self.commit_hashing_ms = mean_ms(|s| s.hashing_ns);
+            self.commit_writing_ms = mean_ms(|s| s.writing_ns);
+            self.commit_syncing_ms = mean_ms(|s| s.syncing_ns);
             let per = |f: fn(&BlockSample) -> u64| samples.iter().map(f).sum::<u64>() as f64 / n as f64;
             self.read_bytes_per_block = per(|s| s.read_bytes);
             self.write_bytes_per_block = per(|s| s.write_bytes);
@@ -237,7 +257,18 @@ impl std::fmt::Display for ReplaySummary {
             self.block_max_ms,
             self.block_max_level
         )?;
-        writeln!(f, "commit time     mean {:.2} ms, p99 {:.2} ms", self.commit_mean_ms, self.commit_p99_ms)?;
+        writeln!(
+            f,
+            "commit time     mean {:.2} ms, p99 {:.2} ms (hashing {:.2}, writing {:.2}, syncing {:.2} ms)",
+            self.commit_mean_ms,
+            self.commit_p99_ms,
+            self.commit_hashing_ms,
+            self.commit_writing_ms,
+            self.commit_syncing_ms
+        )?;
+        if !self.durability.is_empty() {
+            writeln!(f, "durability      {}", self.durability)?;
+        }
         writeln!(f, "CPU per block   {:.2} ms (process: replay, hashing pool, trace decoding)", self.cpu_ms_per_block)?;
         writeln!(f, "appended        {:.1} bytes per value written", self.appended_bytes_per_write)?;
         writeln!(f, "max RSS         {:.1} MiB", mb(self.max_rss_bytes as f64))?;

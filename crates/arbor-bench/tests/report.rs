@@ -54,6 +54,9 @@ fn long_report(blocks: u64) -> ReplayReport {
                 transactions: 200,
                 time_ns: if boundary { 400_000_000 } else { 20_000_000 + (level % 7) * 1_000_000 },
                 commit_ns: 3_000_000,
+                hashing_ns: 1_000_000,
+                writing_ns: 1_500_000,
+                syncing_ns: 500_000,
                 rss_bytes: (100 + level / 100) << 20,
                 disk_bytes: level << 16,
                 read_bytes: 4_096 * (level % 5),
@@ -97,11 +100,19 @@ fn a_report_records_its_machine_configuration_and_operation_latencies() {
     assert!(!env.kernel.is_empty() && !env.git_revision.is_empty() && !env.cpu_model.is_empty());
     assert_eq!(report.config.get("cache_bytes").map(String::as_str), Some((512u64 << 20).to_string().as_str()));
     assert_eq!(report.config.get("check").map(String::as_str), Some("true"));
-    // One commit per block, and every operation in some histogram.
+    // Every commit timed, whole and in its parts; every operation seen by some histogram,
+    // and one in SAMPLE_EVERY of each kind timed (the first of each run of that many).
     let l = &report.latency;
     assert_eq!(l.commit.count, report.summary.blocks);
-    let timed = l.find.count + l.mem.count + l.add.count + l.remove.count + l.walk.count;
-    assert_eq!(timed, report.summary.ops);
+    for part in [&l.commit_hashing, &l.commit_writing, &l.commit_syncing] {
+        assert_eq!(part.count, report.summary.blocks);
+    }
+    let kinds = [&l.find, &l.mem, &l.add, &l.remove, &l.walk];
+    assert_eq!(kinds.iter().map(|h| h.seen).sum::<u64>(), report.summary.ops);
+    for h in kinds {
+        assert_eq!(h.count, h.seen.div_ceil(arbor_bench::latency::SAMPLE_EVERY));
+        assert_eq!(h.buckets.iter().sum::<u64>(), h.count);
+    }
     assert!(l.add.count > 0 && l.find.count > 0);
     assert_eq!(l.commit.buckets.iter().sum::<u64>(), l.commit.count);
 

@@ -18,9 +18,12 @@ use crate::iobench::parse_mem_size;
 fn parse_durability(text: &str) -> Result<Durability, String> {
     match text {
         "commit" => Ok(Durability::EveryCommit),
+        "pipelined" => Ok(Durability::Pipelined),
         t => match t.strip_prefix("interval-ms=").and_then(|n| n.parse::<u64>().ok()) {
             Some(ms) => Ok(Durability::Interval(Duration::from_millis(ms))),
-            None => Err("expected 'commit' (fsync every commit) or 'interval-ms=N'".into()),
+            None => Err("expected 'commit' (fsync every commit), 'pipelined' (each commit's fsync overlapping the \
+                         next block; durable before the next commit returns) or 'interval-ms=N'"
+                .into()),
         },
     }
 }
@@ -28,7 +31,9 @@ fn parse_durability(text: &str) -> Result<Durability, String> {
 /// Options shared by `replay` and `bench`.
 #[derive(Args, Debug)]
 pub struct ReplayFlags {
-    /// Durability of the store: `commit` (fsync each commit) or `interval-ms=N`.
+    /// Durability of the store: `commit` (fsync each commit before it returns), `pipelined`
+    /// (each commit's fsync runs beside the next block and ends before the next commit
+    /// returns) or `interval-ms=N`.
     #[arg(long, default_value = "commit", value_parser = parse_durability)]
     durability: Durability,
     /// Cache budget of the store, with its unit (`512MiB`, `2GiB`; as iobench's sizes, a bare

@@ -17,6 +17,12 @@ pub enum Durability {
     /// than this interval, and on close. A power loss may drop the commits of the last interval,
     /// never anything older, and the store still opens at a consistent commit.
     Interval(Duration),
+    /// `commit` returns once written, while the commit's fdatasync runs on a thread of its
+    /// own; the next commit (or any other change, `flush` or closing) waits for that sync
+    /// before writing anything. The caller's work on the next block overlaps the sync. A power
+    /// loss may drop the last commit returned, never an earlier one; the store still opens
+    /// at a consistent commit.
+    Pipelined,
 }
 
 /// Options for opening a store.

@@ -261,12 +261,9 @@ impl Store {
         report.copy_time = started.elapsed();
 
         // The switch, under the writer lock: the last pointers, then the new routing.
-        let mut guard = sh.writer.lock();
+        let mut guard = sh.lock_writer()?;
         let paused = Instant::now();
-        let w = guard.as_mut().ok_or(Error::ReadOnly)?;
-        if sh.poisoned.load(Ordering::Acquire) {
-            return Err(Error::Poisoned);
-        }
+        let w = &mut *guard;
         // A head set to an old commit while the collection ran: refuse now, before anything
         // switches, and take back the prefix file no control file names.
         let heads = self.heads_below(floor, mode);

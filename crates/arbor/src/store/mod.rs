@@ -9,6 +9,7 @@ mod load;
 mod open;
 mod recover;
 mod write;
+mod writer;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -31,9 +32,10 @@ use crate::pack::control::Control;
 use crate::pack::log::LogWriter;
 use crate::pack::record::{kind, CommitBody, HeadBody};
 use crate::tree::{Ctx, Ptr, Tree};
-use index::{CommitMap, IndexFile};
+use index::CommitMap;
 use load::Loader;
 use write::Persister;
+use writer::Writer;
 
 /// What a commit records besides its tree (Tezos `Context.get_commit_info` and friends).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -50,19 +52,6 @@ pub struct CommitInfo {
     pub author: Vec<u8>,
     /// Message.
     pub message: Vec<u8>,
-}
-
-/// State only the writer touches.
-#[derive(Debug)]
-struct Writer {
-    log: LogWriter,
-    index: IndexFile,
-    commits_since_control: u32,
-    last_sync: Instant,
-    /// Bytes written but not yet synced (relaxed durability).
-    unsynced: bool,
-    /// Commits written by this instance: stamped on the nodes each one writes.
-    seq: u32,
 }
 
 /// The tree of the writer's last commit, kept in memory for the next block.
@@ -256,20 +245,7 @@ impl Store {
         if tree.kind() != crate::tree::Kind::Dir {
             return Err(Error::NotADirectory);
         }
-        let mut guard = self.shared.writer.lock();
-        let w = guard.as_mut().ok_or(Error::ReadOnly)?;
-        if self.shared.poisoned.load(Ordering::Acquire) {
-            return Err(Error::Poisoned);
-        }
-        // A failure (or a panic) part-way leaves the log and the nodes' remembered offsets
-        // out of step: refuse further writes until the store is reopened and recovered.
-        let poison = PoisonOnUnwind(&self.shared.poisoned);
-        let result = self.write_commit(w, tree, parents, date, author, message);
-        std::mem::forget(poison);
-        if result.is_err() {
-            self.shared.poisoned.store(true, Ordering::Release);
-        }
-        result
+        self.shared.change(|w| self.write_commit(w, tree, parents, date, author, message))
     }
 
     /// Writes the in-memory nodes of a directory tree to the log without committing it and
@@ -286,20 +262,16 @@ impl Store {
             _ => return Err(Error::NotADirectory),
         };
         let sh = &self.shared;
-        let mut guard = sh.writer.lock();
-        let w = guard.as_mut().ok_or(Error::ReadOnly)?;
-        if sh.poisoned.load(Ordering::Acquire) {
-            return Err(Error::Poisoned);
-        }
-        let poison = PoisonOnUnwind(&sh.poisoned);
-        let mut p = sh.persister(&mut w.log, w.seq);
-        // Flushed and published so the returned tree can be read back before any commit.
-        let result = p.dir(&d);
-        sh.note_gc_roots(std::mem::take(&mut p.below_floor));
-        let result = result.and_then(|o| w.log.flush().map(|_| o));
-        std::mem::forget(poison);
-        let offset = result.inspect_err(|_| sh.poisoned.store(true, Ordering::Release))?;
-        sh.loader.log.set_end(w.log.pos());
+        let offset = sh.change(|w| {
+            let mut p = sh.persister(&mut w.log, w.seq);
+            // Flushed and published so the returned tree can be read back before any commit.
+            let result = p.dir(&d);
+            sh.note_gc_roots(std::mem::take(&mut p.below_floor));
+            let offset = result?;
+            w.log.flush()?;
+            sh.loader.log.set_end(w.log.pos());
+            Ok(offset)
+        })?;
         Ok(Tree {
             root: Ptr::Disk(crate::tree::DiskPtr { offset, hash: *d.hash(), kind: arbor_core::ChildKind::Node }),
             ctx: self.ctx.clone(),
@@ -316,11 +288,14 @@ impl Store {
         message: &[u8],
     ) -> Result<(Hash, WriteStats)> {
         let sh = &self.shared;
+        let waited = std::mem::take(&mut w.waited);
         w.log.maybe_roll(&sh.loader.log, sh.config.chunk_bytes)?;
         crash_point("commit:before-objects");
         // Hash first, from the root down: the top of the changed tree is hashed in parallel
         // (`prehash`), which writing children-first would otherwise do one node at a time.
+        let started = Instant::now();
         let tree_hash = tree.hash();
+        let hashed = Instant::now();
         w.seq = w.seq.wrapping_add(1);
         let mut p = sh.persister(&mut w.log, w.seq);
         let root = match &tree.root {
@@ -329,7 +304,7 @@ impl Store {
             _ => unreachable!("checked to be a directory before writing"),
         };
         p.note(root);
-        let stats = p.stats;
+        let mut stats = p.stats;
         sh.note_gc_roots(p.below_floor);
         let parents_at: Vec<(Hash, Option<u64>)> = {
             let commits = sh.commits.read();
@@ -343,8 +318,10 @@ impl Store {
             date,
             author: author.to_vec(),
             message: message.to_vec(),
+            // Pipelined: the sync runs beside the caller, but the writer is not taken again
+            // before it is done (`lock_writer`), so nothing follows this record unsynced.
             flags: match sh.config.durability {
-                Durability::EveryCommit => crate::pack::record::COMMIT_SYNCED_ALONE,
+                Durability::EveryCommit | Durability::Pipelined => crate::pack::record::COMMIT_SYNCED_ALONE,
                 Durability::Interval(_) => 0,
             },
         };
@@ -353,16 +330,26 @@ impl Store {
         let offset = w.log.append_scratch(kind::COMMIT)?;
         let hash = commit_hash(&tree_hash, parents, date, author, message);
         w.log.flush()?;
+        let written = Instant::now();
         crash_point("commit:after-write");
-        self.sync_by_policy(w)?;
+        let synced = w.sync_by_policy(sh.config.durability)?;
         crash_point("commit:after-sync");
+        stats.hashing = hashed - started;
+        stats.writing = written - hashed;
+        stats.syncing = waited + synced;
         w.index.append(&hash, offset)?;
         sh.loader.log.set_end(w.log.pos());
         sh.commits.write().insert(hash, offset);
         sh.order.write().push((hash, offset));
         w.commits_since_control += 1;
-        if w.commits_since_control >= sh.config.control_every && !w.unsynced {
-            self.write_control(w)?;
+        if w.commits_since_control >= sh.config.control_every {
+            if sh.config.durability == Durability::Pipelined {
+                // The recovery point must not run ahead of what is durable.
+                w.sync_now()?;
+            }
+            if !w.unsynced {
+                self.write_control(w)?;
+            }
         }
         let keep = sh.config.working_commits > 0 && stats.objects <= WORKING_MAX_RECORDS;
         let working = match &tree.root {
@@ -378,21 +365,6 @@ impl Store {
         Ok((hash, stats))
     }
 
-    fn sync_by_policy(&self, w: &mut Writer) -> Result<()> {
-        let due = match self.shared.config.durability {
-            Durability::EveryCommit => true,
-            Durability::Interval(d) => w.last_sync.elapsed() >= d,
-        };
-        if due {
-            w.log.sync()?;
-            w.last_sync = Instant::now();
-            w.unsynced = false;
-        } else {
-            w.unsynced = true;
-        }
-        Ok(())
-    }
-
     /// Syncs the index and rewrites the control file so recovery starts from here.
     fn write_control(&self, w: &mut Writer) -> Result<()> {
         self.shared.write_control(w)
@@ -401,24 +373,14 @@ impl Store {
     /// Makes every commit durable now (useful under a relaxed policy) and records a
     /// recovery point.
     pub fn flush(&self) -> Result<()> {
-        let mut guard = self.shared.writer.lock();
-        let Some(w) = guard.as_mut() else { return Ok(()) };
-        if self.shared.poisoned.load(Ordering::Acquire) {
-            return Err(Error::Poisoned);
+        if self.shared.writer.lock().is_none() {
+            return Ok(());
         }
-        let poison = PoisonOnUnwind(&self.shared.poisoned);
-        let r = (|| {
+        self.shared.change(|w| {
             w.log.flush()?;
-            w.log.sync()?;
-            w.unsynced = false;
-            w.last_sync = Instant::now();
+            w.sync_now()?;
             self.write_control(w)
-        })();
-        std::mem::forget(poison);
-        if r.is_err() {
-            self.shared.poisoned.store(true, Ordering::Release);
-        }
-        r
+        })
     }
 
     /// Points the named head at a commit of this store, durably (Irmin branches).
@@ -441,27 +403,15 @@ impl Store {
             return Err(Error::InvalidArgument(format!("head name must be 1-255 bytes: {:?}", head.name)));
         }
         let sh = &self.shared;
-        let mut guard = sh.writer.lock();
-        let w = guard.as_mut().ok_or(Error::ReadOnly)?;
-        if sh.poisoned.load(Ordering::Acquire) {
-            return Err(Error::Poisoned);
-        }
-        let poison = PoisonOnUnwind(&self.shared.poisoned);
-        let r = (|| {
+        sh.change(|w| {
             w.log.scratch.clear();
             head.encode(&mut w.log.scratch);
             w.log.append_scratch(kind::HEAD)?;
             w.log.flush()?;
-            w.log.sync()?;
-            w.unsynced = false;
+            w.sync_now()?;
             sh.loader.log.set_end(w.log.pos());
             Ok(())
-        })();
-        std::mem::forget(poison);
-        if r.is_err() {
-            sh.poisoned.store(true, Ordering::Release);
-            return r;
-        }
+        })?;
         let mut heads = sh.heads.write();
         match head.target {
             Some(t) => heads.insert(head.name, t),
@@ -599,20 +549,11 @@ impl Drop for Shared {
         let mut guard = self.writer.lock();
         if let Some(w) = guard.as_mut() {
             if !self.poisoned.load(Ordering::Acquire) && (w.unsynced || w.commits_since_control > 0) {
-                let _ = w.log.flush().and_then(|_| w.log.sync());
+                let _ = w.log.flush().and_then(|_| w.sync_now());
                 // And a recovery point, so the next open does not rescan this session's log.
                 let _ = self.write_control(w);
             }
         }
-    }
-}
-
-/// Poisons the store if dropped, i.e. if a write panicked part-way.
-struct PoisonOnUnwind<'a>(&'a AtomicBool);
-
-impl Drop for PoisonOnUnwind<'_> {
-    fn drop(&mut self) {
-        self.0.store(true, Ordering::Release);
     }
 }
 

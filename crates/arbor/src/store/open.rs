@@ -4,7 +4,6 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
-use std::time::Instant;
 
 use arbor_core::Hash;
 use parking_lot::{Mutex, RwLock};
@@ -166,15 +165,7 @@ fn open_once(dir: &Path, config: Config) -> Result<Store> {
         for (h, o) in &found.commits {
             index.append(h, *o)?;
         }
-        let w = Writer {
-            log: LogWriter::new(&log, found.valid_end),
-            index,
-            commits_since_control: found.commits.len() as u32,
-            last_sync: Instant::now(),
-            unsynced: false,
-            seq: 0,
-        };
-        Some(w)
+        Some(Writer::new(LogWriter::new(&log, found.valid_end), index, found.commits.len() as u32))
     } else {
         None
     };

@@ -1,5 +1,7 @@
 //! Writing a tree's new nodes to the log, children before parents.
 
+use std::time::Duration;
+
 use arbor_core::{ChildKind, Hash};
 
 use crate::error::Result;
@@ -8,8 +10,9 @@ use crate::pack::record::{kind, put_change, put_entry, ChildRef};
 use crate::tree::{search, Dir, DirBody, Entry, IPtr, Inode, InodeBody, Lineage, Persisted, Ptr};
 use arbor_core::leb128;
 
-/// Counters of one commit's writes.
+/// Counters of one commit's writes, and where its time went.
 #[derive(Debug, Default, Clone, Copy)]
+#[non_exhaustive]
 pub struct WriteStats {
     /// Records written (objects, not counting the commit record).
     pub objects: u64,
@@ -17,6 +20,14 @@ pub struct WriteStats {
     pub inlined: u64,
     /// Of the records written, those written as deltas of an earlier record.
     pub deltas: u64,
+    /// Hashing the tree (its changed nodes).
+    pub hashing: Duration,
+    /// Encoding the changed nodes and the commit record and handing them to the file.
+    pub writing: Duration,
+    /// Waiting for durability: the fdatasync of this commit (`EveryCommit`, or `Interval`
+    /// when due), or under `Pipelined` the wait for the previous commit's sync plus starting
+    /// this one's.
+    pub syncing: Duration,
 }
 
 /// A reference to a child once it is on disk (or inline).

@@ -1,0 +1,161 @@
+//! The writer's state, and the one way to get at it: locked, checked, and with the previous
+//! commit's background sync finished.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use parking_lot::{MappedMutexGuard, MutexGuard};
+
+use super::index::IndexFile;
+use super::Shared;
+use crate::config::Durability;
+use crate::error::{io_err, Error, Result};
+use crate::pack::log::{Chunk, LogWriter};
+
+/// State only the writer touches.
+#[derive(Debug)]
+pub(super) struct Writer {
+    pub log: LogWriter,
+    pub index: IndexFile,
+    pub commits_since_control: u32,
+    pub last_sync: Instant,
+    /// Bytes written but not yet synced (relaxed durability, or a sync still running).
+    pub unsynced: bool,
+    /// Commits written by this instance: stamped on the nodes each one writes.
+    pub seq: u32,
+    /// The last commit's fdatasync, running beside the caller (`Durability::Pipelined`).
+    pending: Option<PendingSync>,
+    /// How long taking the writer waited for that sync to finish.
+    pub waited: Duration,
+}
+
+/// An fdatasync running on a thread of its own.
+#[derive(Debug)]
+struct PendingSync {
+    done: mpsc::Receiver<std::io::Result<()>>,
+    chunk: Arc<Chunk>,
+}
+
+impl Writer {
+    /// A writer appending with `log` and `index`, after `recovered` commits found past the
+    /// last control file.
+    pub fn new(log: LogWriter, index: IndexFile, recovered: u32) -> Writer {
+        Writer {
+            log,
+            index,
+            commits_since_control: recovered,
+            last_sync: Instant::now(),
+            unsynced: false,
+            seq: 0,
+            pending: None,
+            waited: Duration::ZERO,
+        }
+    }
+
+    /// Makes what was just flushed durable as `durability` says, and returns how long the
+    /// caller waited for it. Under `Pipelined` the sync starts on its own thread and the next
+    /// taking of the writer waits for it ([`Shared::lock_writer`]).
+    pub fn sync_by_policy(&mut self, durability: Durability) -> Result<Duration> {
+        let started = Instant::now();
+        match durability {
+            Durability::EveryCommit => self.sync_now()?,
+            Durability::Interval(d) if self.last_sync.elapsed() >= d => self.sync_now()?,
+            Durability::Interval(_) => self.unsynced = true,
+            Durability::Pipelined => {
+                debug_assert!(self.pending.is_none(), "the writer was taken without settling");
+                self.pending = Some(PendingSync::start(self.log.chunk())?);
+                self.unsynced = true;
+            }
+        }
+        Ok(started.elapsed())
+    }
+
+    /// Syncs the log now, on this thread.
+    pub fn sync_now(&mut self) -> Result<()> {
+        self.settle()?;
+        self.log.sync()?;
+        self.last_sync = Instant::now();
+        self.unsynced = false;
+        Ok(())
+    }
+
+    /// Waits for a background sync to finish; its failure is this call's.
+    fn settle(&mut self) -> Result<()> {
+        let Some(pending) = self.pending.take() else { return Ok(()) };
+        let started = Instant::now();
+        let result = pending.wait();
+        self.waited += started.elapsed();
+        result?;
+        self.last_sync = Instant::now();
+        self.unsynced = false;
+        Ok(())
+    }
+}
+
+impl PendingSync {
+    fn start(chunk: Arc<Chunk>) -> Result<PendingSync> {
+        let (tx, done) = mpsc::sync_channel(1);
+        let file = chunk.file.clone();
+        std::thread::Builder::new()
+            .name("arbor-sync".into())
+            .spawn(move || {
+                // The receiver only goes away with a writer being dropped after a panic.
+                let _ = tx.send(file.sync_data());
+            })
+            .map_err(io_err("starting a sync thread for", &chunk.path))?;
+        Ok(PendingSync { done, chunk })
+    }
+
+    fn wait(self) -> Result<()> {
+        let path = &self.chunk.path;
+        match self.done.recv() {
+            Ok(r) => r.map_err(io_err("syncing", path)),
+            Err(_) => Err(io_err("syncing", path)(std::io::Error::other("the sync thread died"))),
+        }
+    }
+}
+
+impl Shared {
+    /// The writer, locked, for a change to the store: refused on a read-only handle and on a
+    /// poisoned store, and with the previous commit's background sync finished, so nothing is
+    /// ever written after a commit before that commit is durable (the promise recovery reads
+    /// in `COMMIT_SYNCED_ALONE`). A failed background sync poisons the store: a commit was
+    /// acknowledged that may not be durable.
+    pub(super) fn lock_writer(&self) -> Result<MappedMutexGuard<'_, Writer>> {
+        let guard = MutexGuard::try_map(self.writer.lock(), Option::as_mut).map_err(|_| Error::ReadOnly)?;
+        let mut w = guard;
+        if self.poisoned.load(Ordering::Acquire) {
+            return Err(Error::Poisoned);
+        }
+        if let Err(e) = w.settle() {
+            self.poisoned.store(true, Ordering::Release);
+            return Err(e);
+        }
+        Ok(w)
+    }
+
+    /// Runs `change` with the writer ([`Shared::lock_writer`]). A failure, or a panic,
+    /// part-way leaves the log and the nodes' remembered offsets out of step: the store is
+    /// then poisoned, refusing further writes until it is reopened and recovered.
+    pub(super) fn change<T>(&self, change: impl FnOnce(&mut Writer) -> Result<T>) -> Result<T> {
+        let mut w = self.lock_writer()?;
+        let poison = PoisonOnUnwind(&self.poisoned);
+        let result = change(&mut w);
+        std::mem::forget(poison);
+        if result.is_err() {
+            self.poisoned.store(true, Ordering::Release);
+        }
+        result
+    }
+}
+
+/// Poisons the store if dropped, i.e. if a write panicked part-way.
+struct PoisonOnUnwind<'a>(&'a AtomicBool);
+
+impl Drop for PoisonOnUnwind<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Release);
+    }
+}

@@ -119,6 +119,12 @@ static void locked_and_read_only(const char *dir, ArborStore *s, const ArborHash
   CHECK_FAILS(ARBOR_STATUS_READ_ONLY, "read-only", arbor_set_head(ro, "main", c));
   arbor_tree_free(t);
   CHECK_OK(arbor_store_close(ro));
+  /* A durability that is not one of ArborDurability's values is refused, not trusted. */
+  CHECK_OK(arbor_config_default(&cfg));
+  cfg.durability = 7;
+  ArborStore *bad = NULL;
+  CHECK_FAILS(ARBOR_STATUS_INVALID_ARGUMENT, "unknown durability 7", arbor_store_open(dir, &cfg, &bad));
+  CHECK(bad == NULL);
   (void)s;
 }
 

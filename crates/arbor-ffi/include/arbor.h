@@ -106,15 +106,6 @@ typedef enum ArborProved {
   ARBOR_PROVED_NOT_PROVED = 3,
 } ArborProved;
 
-// When a commit's data reaches stable storage.
-typedef enum ArborDurability {
-  // Every commit is fsynced before `arbor_commit` returns (the default).
-  ARBOR_DURABILITY_EVERY_COMMIT = 0,
-  // The log is fsynced when a commit finds the last sync older than `sync_interval_ms`,
-  // and on close: a power loss may drop the commits of the last interval, never older ones.
-  ARBOR_DURABILITY_INTERVAL = 1,
-} ArborDurability;
-
 // What a tree is at its root.
 typedef enum ArborKind {
   // A value (Tezos `` `Value ``).
@@ -147,6 +138,19 @@ typedef enum ArborOrder {
   // Storage order: by step up to 256 entries, inode order above (cheaper).
   ARBOR_ORDER_STORAGE = 1,
 } ArborOrder;
+
+// When a commit's data reaches stable storage.
+typedef enum ArborDurability {
+  // Every commit is fsynced before `arbor_commit` returns (the default).
+  ARBOR_DURABILITY_EVERY_COMMIT = 0,
+  // The log is fsynced when a commit finds the last sync older than `sync_interval_ms`,
+  // and on close: a power loss may drop the commits of the last interval, never older ones.
+  ARBOR_DURABILITY_INTERVAL = 1,
+  // `arbor_commit` returns once written, while the commit's fsync runs beside the caller;
+  // the next commit (or head change, flush, close) waits for it first. A power loss may
+  // drop the last commit returned, never an earlier one.
+  ARBOR_DURABILITY_PIPELINED = 2,
+} ArborDurability;
 
 // Every head of a store at one moment, made by `arbor_store_heads` and freed with
 // `arbor_heads_free`.
@@ -213,8 +217,9 @@ typedef struct ArborBytes {
 typedef struct ArborConfig {
   // Budget of the decoded-object cache, in bytes.
   uint64_t cache_bytes;
-  // Durability policy of commits.
-  enum ArborDurability durability;
+  // Durability policy of commits: one of the `ArborDurability` values (another number is
+  // refused with `ARBOR_STATUS_INVALID_ARGUMENT`).
+  uint32_t durability;
   // Interval of `ARBOR_DURABILITY_INTERVAL`, in milliseconds (ignored otherwise).
   uint64_t sync_interval_ms;
   // Open without writing: no lock is taken and commits are refused; `arbor_store_refresh`

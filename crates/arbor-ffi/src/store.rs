@@ -21,6 +21,23 @@ pub enum ArborDurability {
     /// The log is fsynced when a commit finds the last sync older than `sync_interval_ms`,
     /// and on close: a power loss may drop the commits of the last interval, never older ones.
     Interval = 1,
+    /// `arbor_commit` returns once written, while the commit's fsync runs beside the caller;
+    /// the next commit (or head change, flush, close) waits for it first. A power loss may
+    /// drop the last commit returned, never an earlier one.
+    Pipelined = 2,
+}
+
+impl ArborDurability {
+    /// The policy a C caller's number names (C enums may hold any int, so the field is read
+    /// as a number and checked).
+    fn from_c(value: u32, interval_ms: u64) -> Result<Durability, Failure> {
+        match value {
+            v if v == ArborDurability::EveryCommit as u32 => Ok(Durability::EveryCommit),
+            v if v == ArborDurability::Interval as u32 => Ok(Durability::Interval(Duration::from_millis(interval_ms))),
+            v if v == ArborDurability::Pipelined as u32 => Ok(Durability::Pipelined),
+            v => Err(Failure::new(ArborStatus::InvalidArgument, format!("unknown durability {v} in the config"))),
+        }
+    }
 }
 
 /// Options for `arbor_store_open`; start from `arbor_config_default`.
@@ -29,8 +46,9 @@ pub enum ArborDurability {
 pub struct ArborConfig {
     /// Budget of the decoded-object cache, in bytes.
     pub cache_bytes: u64,
-    /// Durability policy of commits.
-    pub durability: ArborDurability,
+    /// Durability policy of commits: one of the `ArborDurability` values (another number is
+    /// refused with `ARBOR_STATUS_INVALID_ARGUMENT`).
+    pub durability: u32,
     /// Interval of `ARBOR_DURABILITY_INTERVAL`, in milliseconds (ignored otherwise).
     pub sync_interval_ms: u64,
     /// Open without writing: no lock is taken and commits are refused; `arbor_store_refresh`
@@ -50,7 +68,7 @@ pub unsafe extern "C" fn arbor_config_default(config: *mut ArborConfig) -> Arbor
         let d = Config::default();
         o.write(ArborConfig {
             cache_bytes: d.cache_bytes,
-            durability: ArborDurability::EveryCommit,
+            durability: ArborDurability::EveryCommit as u32,
             sync_interval_ms: 1000,
             read_only: d.read_only,
         });
@@ -78,10 +96,7 @@ pub unsafe extern "C" fn arbor_store_open(
         if let Some(c) = unsafe { config.as_ref() } {
             cfg.cache_bytes = c.cache_bytes;
             cfg.read_only = c.read_only;
-            cfg.durability = match c.durability {
-                ArborDurability::EveryCommit => Durability::EveryCommit,
-                ArborDurability::Interval => Durability::Interval(Duration::from_millis(c.sync_interval_ms)),
-            };
+            cfg.durability = ArborDurability::from_c(c.durability, c.sync_interval_ms)?;
         }
         let s = Store::open_with(dir, cfg)?;
         o.write(Box::into_raw(Box::new(ArborStore(s))));

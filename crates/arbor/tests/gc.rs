@@ -191,7 +191,7 @@ fn check_before_or_after(store: &Store, history: &[(Hash, Model)], kept: usize, 
 
 #[test]
 fn panic_at_each_gc_step_leaves_before_or_after() {
-    for point in arbor::store::GC_CRASH_POINTS {
+    for point in arbor::store::CrashPoint::GC {
         let fs = MemFs::new();
         let store = Store::open_with(DIR, config(&fs)).unwrap();
         let mut history = Vec::new();
@@ -204,7 +204,7 @@ fn panic_at_each_gc_step_leaves_before_or_after() {
         for torn in [TornWrites::None, TornWrites::Garbage(7)] {
             let crashed = fs.crash(torn);
             let store = Store::open_with(DIR, config(&crashed)).unwrap();
-            check_before_or_after(&store, &history, 20, point);
+            check_before_or_after(&store, &history, 20, point.name());
             // And it goes on: more blocks, another collection.
             let mut h = history.clone();
             run_blocks(&store, &mut h, 1, 3);

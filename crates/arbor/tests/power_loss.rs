@@ -327,8 +327,8 @@ fn next_commit(tree: &Tree, history: &mut History, k: u64) -> (Tree, Vec<Hash>) 
 
 #[test]
 fn panics_at_each_crash_point() {
-    assert_eq!(arbor::store::CRASH_POINTS.len(), 5);
-    for point in arbor::store::CRASH_POINTS {
+    assert_eq!(arbor::store::CrashPoint::COMMIT.len(), 5);
+    for point in arbor::store::CrashPoint::COMMIT {
         for torn in [TornWrites::None, TornWrites::Keep(3), TornWrites::Garbage(3)] {
             let fs = MemFs::new();
             // Control rewritten at every commit, so that its crash points are on the path.
@@ -346,7 +346,7 @@ fn panics_at_each_crash_point() {
                 Ok(r) => panic!("crash point {point} was not reached (commit returned {r:?})"),
                 Err(payload) => payload.downcast_ref::<String>().cloned().unwrap_or_default(),
             };
-            assert!(msg.contains(point), "unexpected panic at {point}: {msg}");
+            assert!(msg.contains(point.name()), "unexpected panic at {point}: {msg}");
             drop(store);
             let what = format!("panic at {point}, then power loss {torn:?}");
             let fs2 = fs.crash(torn);
@@ -362,7 +362,7 @@ fn panics_at_each_crash_point() {
 fn a_commit_after_a_panicked_one_is_durable_or_refused() {
     // A panic that unwinds out of `commit` (caught by the caller) leaves the store in use; a
     // later commit that returns Ok must then be as durable as any other.
-    for point in arbor::store::CRASH_POINTS {
+    for point in arbor::store::CrashPoint::COMMIT {
         let fs = MemFs::new();
         let cfg = config(&fs, Durability::EveryCommit).with_control_every(1).with_chunk_bytes(2048);
         let store = Store::open_with(DIR, cfg.clone()).unwrap();

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use arbor_core::Hash;
 
-use super::{crash_point, Store};
+use super::{crash_point, CrashPoint, Store};
 use crate::error::{Error, Result};
 use crate::pack::control::GcState;
 use crate::pack::log::{GcView, Log};
@@ -257,7 +257,7 @@ impl Store {
                 break;
             }
         }
-        crash_point("gc:after-prefix");
+        crash_point(CrashPoint::GcAfterPrefix);
         report.copy_time = started.elapsed();
 
         // The switch, under the writer lock: the last pointers, then the new routing.
@@ -311,11 +311,11 @@ impl Store {
             sh.poisoned.store(true, Ordering::Release);
             return Err(e);
         }
-        crash_point("gc:after-control");
+        crash_point(CrashPoint::GcAfterControl);
 
         // Giving space back needs no lock: nothing reads below the floor from chunks now.
         report.bytes_freed = finish_release(log, fs.as_ref(), generation, floor, archive)?;
-        crash_point("gc:after-release");
+        crash_point(CrashPoint::GcAfterRelease);
         report.total_time = started.elapsed();
         Ok(report)
     }

@@ -3,6 +3,7 @@
 
 mod check;
 mod commit_options;
+mod crash;
 mod gc;
 mod index;
 mod load;
@@ -22,6 +23,10 @@ use parking_lot::{Mutex, RwLock};
 
 pub use check::{FsckReport, StoreStats};
 pub use commit_options::CommitOptions;
+#[cfg(any(test, feature = "crash-points"))]
+pub use crash::arm_crash_point;
+use crash::crash_point;
+pub use crash::CrashPoint;
 pub use gc::{GcHandle, GcMode, GcReport};
 pub use write::WriteStats;
 
@@ -290,7 +295,7 @@ impl Store {
         let sh = &self.shared;
         let waited = std::mem::take(&mut w.waited);
         w.log.maybe_roll(&sh.loader.log, sh.config.chunk_bytes)?;
-        crash_point("commit:before-objects");
+        crash_point(CrashPoint::CommitBeforeObjects);
         // Hash first, from the root down: the top of the changed tree is hashed in parallel
         // (`prehash`), which writing children-first would otherwise do one node at a time.
         let started = Instant::now();
@@ -331,9 +336,9 @@ impl Store {
         let hash = commit_hash(&tree_hash, parents, date, author, message);
         w.log.flush()?;
         let written = Instant::now();
-        crash_point("commit:after-write");
+        crash_point(CrashPoint::CommitAfterWrite);
         let synced = w.sync_by_policy(sh.config.durability)?;
-        crash_point("commit:after-sync");
+        crash_point(CrashPoint::CommitAfterSync);
         stats.hashing = hashed - started;
         stats.writing = written - hashed;
         stats.syncing = waited + synced;
@@ -517,9 +522,9 @@ impl Shared {
     /// Syncs the index and rewrites the control file so recovery starts from here.
     fn write_control(&self, w: &mut Writer) -> Result<()> {
         let index_count = w.index.sync()?;
-        crash_point("control:after-index-sync");
+        crash_point(CrashPoint::ControlAfterIndexSync);
         self.store_control(w.log.pos(), index_count)?;
-        crash_point("control:after-write");
+        crash_point(CrashPoint::ControlAfterWrite);
         w.commits_since_control = 0;
         Ok(())
     }
@@ -556,41 +561,3 @@ impl Drop for Shared {
         }
     }
 }
-
-/// Named points of the commit path where tests can make the process panic, to check that a
-/// crash there leaves a store that reopens at its last durable commit.
-#[cfg(any(test, feature = "crash-points"))]
-pub(crate) fn crash_point(name: &str) {
-    CRASH_AT.with(|c| {
-        if c.borrow().as_deref() == Some(name) {
-            panic!("crash point {name}");
-        }
-    });
-}
-
-#[cfg(not(any(test, feature = "crash-points")))]
-#[inline(always)]
-pub(crate) fn crash_point(_name: &str) {}
-
-#[cfg(any(test, feature = "crash-points"))]
-thread_local! {
-    static CRASH_AT: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
-}
-
-/// Arms a crash point on this thread (tests only).
-#[cfg(any(test, feature = "crash-points"))]
-pub fn arm_crash_point(name: Option<&str>) {
-    CRASH_AT.with(|c| *c.borrow_mut() = name.map(str::to_string));
-}
-
-/// The names of every crash point, in commit-path order.
-pub const CRASH_POINTS: &[&str] = &[
-    "commit:before-objects",
-    "commit:after-write",
-    "commit:after-sync",
-    "control:after-index-sync",
-    "control:after-write",
-];
-
-/// The names of the crash points of a garbage collection, in order.
-pub const GC_CRASH_POINTS: &[&str] = &["gc:after-prefix", "gc:after-control", "gc:after-release"];

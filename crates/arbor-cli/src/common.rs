@@ -76,7 +76,7 @@ impl StoreArg {
 
     /// Fails with "no store at DIR" unless DIR holds a store: the engine would read an empty
     /// directory (or even a regular file) as an empty store, which a read command must not.
-    fn require_store(&self) -> CliResult {
+    pub(crate) fn require_store(&self) -> CliResult {
         match presence(&self.store)? {
             Presence::Store => Ok(()),
             _ => Err(CliError::failed(format!("no store at {}", self.store.display()))),

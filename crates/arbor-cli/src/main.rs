@@ -20,6 +20,7 @@ mod json;
 mod ops;
 mod prove;
 mod read;
+mod repair;
 mod rev;
 mod snapshot;
 mod trace;
@@ -104,6 +105,9 @@ enum Command {
     Gc(gc::GcArgs),
     /// Export one commit's state to a self-checking snapshot file, or import one into a store.
     Snapshot(snapshot::SnapshotArgs),
+    /// Repair a damaged store (a cut log, a lost index or control file): keep its longest
+    /// intact history. Prints the plan; changes nothing without --yes.
+    Repair(repair::RepairArgs),
 }
 
 impl Command {
@@ -126,6 +130,7 @@ impl Command {
             Command::Iobench(a) => a.run(out),
             Command::Snapshot(a) => a.run(out),
             Command::Gc(a) => a.run(out),
+            Command::Repair(a) => a.run(out),
         }
     }
 }

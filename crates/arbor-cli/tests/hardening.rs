@@ -216,3 +216,43 @@ fn iobench_refuses_a_size_without_a_unit() {
     }
     assert_eq!(tree_of(dir.path()), Vec::<String>::new());
 }
+
+/// Issue 14, item 7: a store whose last chunk was cut below the durable end lost its newest
+/// commits but not the older ones; `arbor repair` says what it would drop, changes nothing
+/// without `--yes`, and with it leaves a store fsck passes, holding every commit before the cut.
+#[test]
+fn repair_keeps_the_commits_before_a_cut_and_asks_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = dir.path().join("s");
+    let mut hashes = Vec::new();
+    for i in 0..6 {
+        hashes.push(support::commit(&s, &["--date", &i.to_string(), "--message", "m"], &format!("add k{i} 0{i}\n")));
+    }
+    let chunk = std::fs::read_dir(s.join("pack")).unwrap().map(|e| e.unwrap().path()).max().unwrap();
+    let bytes = std::fs::read(&chunk).unwrap();
+    std::fs::write(&chunk, &bytes[..bytes.len() * 2 / 3]).unwrap();
+    // Before: the newest commits are unreadable and fsck says so.
+    fails(&s, &["fsck"], "", 1);
+    let before = tree_of(&s);
+    let plan = support::arbor(&s, &["repair"], "");
+    assert_eq!(plan.status.code(), Some(1), "a store needing repair: {}", support::stderr(&plan));
+    let out = support::stdout(&plan);
+    assert!(out.contains("would drop") && out.contains(&hashes[5].to_string()), "{out}");
+    assert!(support::stderr(&plan).contains("--yes"), "{}", support::stderr(&plan));
+    assert_eq!(tree_of(&s), before);
+    assert_eq!(std::fs::read(&chunk).unwrap().len(), bytes.len() * 2 / 3, "the dry run changed the chunk");
+
+    let done = ok(&s, &["repair", "--yes", "--json"], "");
+    let v: serde_json::Value = serde_json::from_str(&done).unwrap();
+    assert_eq!(v["applied"], true);
+    let kept = v["commits_kept"].as_u64().unwrap() as usize;
+    assert!((1..6).contains(&kept), "{done}");
+    assert_eq!(v["commits_dropped"].as_array().unwrap().len(), 6 - kept);
+    ok(&s, &["fsck"], "");
+    assert_eq!(ok(&s, &["get", &format!("k{}", kept - 1)], ""), format!("0{}\n", kept - 1));
+    assert_eq!(v["last_commit_kept"], hashes[kept - 1].to_string());
+    assert!(ok(&s, &["repair"], "").contains("nothing to repair"));
+    // Not a store: refused like every other command.
+    let err = fails(&dir.path().join("missing"), &["repair", "--yes"], "", 1);
+    assert!(err.contains("no store at"), "{err}");
+}

@@ -114,6 +114,11 @@ pub enum Error {
         /// Version this build reads.
         supported: u32,
     },
+    /// The directory holds no store (no log, or no chunk of one).
+    NoStore {
+        /// The directory.
+        dir: PathBuf,
+    },
     /// Another writer holds the store.
     Locked {
         /// The store directory.
@@ -171,6 +176,7 @@ impl std::fmt::Display for Error {
             Error::UnsupportedVersion { file, found, supported } => {
                 write!(f, "{} has format version {found}; this build reads version {supported}", file.display())
             }
+            Error::NoStore { dir } => write!(f, "no store at {}", dir.display()),
             Error::Locked { dir } => write!(f, "store {} is locked by another writer", dir.display()),
             Error::ReadOnly => write!(f, "store is open read-only"),
             Error::Poisoned => write!(f, "an earlier write failed; reopen the store"),

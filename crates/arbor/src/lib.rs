@@ -31,4 +31,4 @@ pub use tree::{Depth, Kind, Order, SharedValue, Tree};
 pub(crate) mod pack;
 pub mod store;
 
-pub use store::{CommitInfo, CommitOptions, GcHandle, GcMode, GcReport, Store};
+pub use store::{CommitInfo, CommitOptions, GcHandle, GcMode, GcReport, RepairReport, Store};

@@ -20,13 +20,24 @@ pub(crate) const ENTRY_LEN: u64 = 48;
 /// Name of the index file in the store directory.
 pub(crate) const INDEX_FILE: &str = "commits.idx";
 
-fn encode(hash: &Hash, offset: u64) -> [u8; ENTRY_LEN as usize] {
+/// The bytes of one entry.
+pub(super) fn encode(hash: &Hash, offset: u64) -> [u8; ENTRY_LEN as usize] {
     let mut e = [0u8; ENTRY_LEN as usize];
     e[..32].copy_from_slice(hash.as_bytes());
     e[32..40].copy_from_slice(&offset.to_le_bytes());
     let crc = crc32c::crc32c(&e[..40]);
     e[40..44].copy_from_slice(&crc.to_le_bytes());
     e
+}
+
+/// One entry's commit and offset, or `None` if its checksum does not match.
+pub(super) fn decode(e: &[u8]) -> Option<(Hash, u64)> {
+    let e: &[u8; ENTRY_LEN as usize] = e.try_into().ok()?;
+    let stored = u32::from_le_bytes(e[40..44].try_into().expect("4"));
+    if stored != crc32c::crc32c(&e[..40]) {
+        return None;
+    }
+    Some((Hash(e[..32].try_into().expect("32")), u64::from_le_bytes(e[32..40].try_into().expect("8"))))
 }
 
 /// The open index file.
@@ -79,11 +90,8 @@ impl IndexFile {
         let mut e = [0u8; ENTRY_LEN as usize];
         while at + ENTRY_LEN <= len {
             file.read_exact_at(&mut e, at).map_err(io_err("reading", &path))?;
-            if u32::from_le_bytes(e[40..44].try_into().expect("4")) != crc32c::crc32c(&e[..40]) {
-                break;
-            }
-            untrusted
-                .push((Hash(e[..32].try_into().expect("32")), u64::from_le_bytes(e[32..40].try_into().expect("8"))));
+            let Some(entry) = decode(&e) else { break };
+            untrusted.push(entry);
             at += ENTRY_LEN;
         }
         if writable && len != trusted * ENTRY_LEN {

@@ -9,6 +9,7 @@ mod index;
 mod load;
 mod open;
 mod recover;
+mod repair;
 mod write;
 mod writer;
 
@@ -28,6 +29,7 @@ pub use crash::arm_crash_point;
 use crash::crash_point;
 pub use crash::CrashPoint;
 pub use gc::{GcHandle, GcMode, GcReport};
+pub use repair::RepairReport;
 pub use write::WriteStats;
 
 use crate::config::{Config, Durability};
@@ -119,6 +121,15 @@ impl Store {
     /// Opens (creating if missing, unless read-only) the store in `dir`.
     pub fn open_with(dir: impl AsRef<Path>, config: Config) -> Result<Store> {
         open::open(dir.as_ref(), config)
+    }
+
+    /// Finds the longest intact history of a damaged store (a chunk cut short, a lost or
+    /// damaged index or control file) and, with `apply`, cuts the log there and rewrites the
+    /// index and control file to match; without it, changes nothing and reports the plan:
+    /// what is kept, and each commit and head that would be dropped. Needs the directory's
+    /// writer lock. A store that needs nothing is reported intact and left alone.
+    pub fn repair(dir: impl AsRef<Path>, config: &Config, apply: bool) -> Result<RepairReport> {
+        repair::repair(dir.as_ref(), config, apply)
     }
 
     /// The store directory.

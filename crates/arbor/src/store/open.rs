@@ -20,7 +20,7 @@ use crate::pack::prefix::parse_prefix_name;
 use crate::tree::Ctx;
 
 /// Name of the lock file a writer holds.
-const LOCK_FILE: &str = "LOCK";
+pub(super) const LOCK_FILE: &str = "LOCK";
 
 fn random_uid() -> u64 {
     use std::hash::{BuildHasher, Hasher};
@@ -256,7 +256,7 @@ fn check_not_bit_rot(log: &Log, at: u64, kind: &crate::error::Corruption, untrus
 }
 
 /// The uid in the first chunk header of a store whose control file was never written.
-fn existing_uid(fs: &Arc<dyn crate::io::FileSystem>, dir: &Path) -> Result<Option<u64>> {
+pub(super) fn existing_uid(fs: &Arc<dyn crate::io::FileSystem>, dir: &Path) -> Result<Option<u64>> {
     let pack = dir.join("pack");
     if !fs.exists(&pack) {
         return Ok(None);
@@ -269,7 +269,7 @@ fn existing_uid(fs: &Arc<dyn crate::io::FileSystem>, dir: &Path) -> Result<Optio
 }
 
 /// Cuts the log back to `end`, durably, dropping what an unfinished commit left.
-fn truncate_tail(log: &Log, end: u64) -> Result<()> {
+pub(super) fn truncate_tail(log: &Log, end: u64) -> Result<()> {
     let chunks = log.chunks();
     let Some(last) = chunks.iter().rev().find(|c| c.start < end) else { return Ok(()) };
     log.drop_chunks_from(last.start + 1)?;

@@ -21,7 +21,7 @@ use arbor_trace::{initial_state, Profile};
 const LOAD_BATCH: u64 = 500_000;
 
 /// Object cache while exporting and importing, as `arbor snapshot` uses: both touch each
-/// record about once, so the default 512 MiB would only raise the peak RSS.
+/// record about once, so the default 1 GiB would only raise the peak RSS.
 const CACHE_BYTES: u64 = 64 << 20;
 
 /// Peak resident memory of this process (Linux `VmHWM`).

@@ -38,7 +38,7 @@ pub struct ReplayFlags {
     durability: Durability,
     /// Cache budget of the store, with its unit (`512MiB`, `2GiB`; as iobench's sizes, a bare
     /// number is refused). `--cache-mib` is an older name of this option.
-    #[arg(long, alias = "cache-mib", value_name = "SIZE", default_value = "512MiB", value_parser = parse_mem_size)]
+    #[arg(long, alias = "cache-mib", value_name = "SIZE", default_value = "1GiB", value_parser = parse_mem_size)]
     cache_size: u64,
     /// An earlier run's JSON report (`--json`) to compare with: its series are drawn on every
     /// chart of the HTML report, and the ratios of the key figures are printed and reported.

@@ -17,7 +17,7 @@ use crate::json;
 use crate::rev::{parse_rev, Rev};
 
 /// Object cache of the store while exporting or importing: both touch each record about once,
-/// so the default 512 MiB would only raise the peak RSS.
+/// so the default 1 GiB would only raise the peak RSS.
 const CACHE_BYTES: u64 = 64 << 20;
 
 /// Arguments of `arbor snapshot`.

@@ -354,8 +354,8 @@ func main() {
 	dir := flag.String("dir", "", "database directory (fresh)")
 	out := flag.String("out", "", "result JSON")
 	deferred := flag.Bool("deferred", false, "do not force each block to disk (what a node does)")
-	cleanMiB := flag.Int("clean-mib", 384, "pathdb clean trie-node cache, MiB")
-	pebbleMiB := flag.Int("pebble-mib", 128, "Pebble block cache, MiB")
+	cleanMiB := flag.Int("clean-mib", 768, "pathdb clean trie-node cache, MiB")
+	pebbleMiB := flag.Int("pebble-mib", 256, "Pebble block cache, MiB")
 	flag.Parse()
 	res := &run{Backend: "geth", Status: "ok", Version: "go-ethereum v1.17.10 (triedb/pathdb, Pebble)", Blocks: []blockTime{}, Notes: []string{}}
 	if *deferred {

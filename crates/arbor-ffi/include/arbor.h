@@ -425,7 +425,7 @@ const char *arbor_last_error(void);
 // A short constant description of a status code (owned by arbor, never freed).
 const char *arbor_status_name(enum ArborStatus status);
 
-// Fills `config` with the defaults (512 MiB cache, every commit durable, writable).
+// Fills `config` with the defaults (1 GiB cache, every commit durable, writable).
 //
 // # Safety
 // `config` must be NULL or writable.

@@ -56,7 +56,7 @@ pub struct ArborConfig {
     pub read_only: bool,
 }
 
-/// Fills `config` with the defaults (512 MiB cache, every commit durable, writable).
+/// Fills `config` with the defaults (1 GiB cache, every commit durable, writable).
 ///
 /// # Safety
 /// `config` must be NULL or writable.

@@ -39,8 +39,12 @@ pub enum Durability {
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct Config {
-    /// Budget of the decoded-object cache, in bytes. Memory for reading stays within this
-    /// whatever the state size (plus the trees the caller holds).
+    /// Budget of the decoded-object cache, in bytes (default 1 GiB). Each object is weighed
+    /// at what the allocator holds for it, so the process grows by about this much for
+    /// reading whatever the state size (plus the trees the caller holds and the writer's
+    /// working tree): a 1,000,000-value replay measured max RSS of the budget plus ~105 MiB
+    /// at 64 MiB and 512 MiB. The tezos-mainnet replay of 1,000,000 values runs ~14% slower
+    /// with 512 MiB than with 1 GiB.
     pub cache_bytes: u64,
     /// Values of at most this many bytes are stored inside their parent directory's record.
     pub inline_max: usize,
@@ -67,7 +71,7 @@ pub struct Config {
 impl Default for Config {
     fn default() -> Self {
         Config {
-            cache_bytes: 512 << 20,
+            cache_bytes: 1 << 30,
             inline_max: 32,
             max_value_len: 64 << 20,
             chunk_bytes: 1 << 30,

@@ -22,8 +22,8 @@ use super::FlatStore;
 use crate::error::{CompareError, IoContext, Result};
 use crate::flat::Key;
 
-/// Node cache of the database, bytes (512 MiB, as arbor's cache; Firewood's default is 192 MB).
-pub const NODE_CACHE_BYTES: usize = 512 << 20;
+/// Node cache of the database, bytes (1 GiB, as arbor's cache; Firewood's default is 192 MB).
+pub const NODE_CACHE_BYTES: usize = 1 << 30;
 
 /// The longest the harness waits for a revision to be persisted.
 const PERSIST_TIMEOUT: Duration = Duration::from_secs(300);

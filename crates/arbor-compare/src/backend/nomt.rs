@@ -33,10 +33,10 @@ impl NomtSettings {
     /// (NOMT's default). A 1,000,000-value state occupied 4,161 buckets here (0.4% of its
     /// values), so this leaves the table over ten times larger than the state needs, with room
     /// for the growth of a replay, far from the occupancy where a hash table slows down.
-    /// Caches 256 + 256 MiB (NOMT's defaults, 512 MiB in all as arbor's cache).
+    /// Caches 512 + 512 MiB (twice NOMT's defaults: 1 GiB in all, as arbor's cache).
     pub fn for_values(values: u64) -> NomtSettings {
         let buckets = (values / 25).clamp(64_000, u32::MAX as u64) as u32;
-        NomtSettings { buckets, commit_concurrency: 2, page_cache_mib: 256, leaf_cache_mib: 256 }
+        NomtSettings { buckets, commit_concurrency: 2, page_cache_mib: 512, leaf_cache_mib: 512 }
     }
 
     /// One line for the report.

@@ -7,6 +7,7 @@ use arbor_core::{ChildKind, Hash, InodeConfig};
 use quick_cache::sync::Cache;
 use quick_cache::Weighter;
 
+use super::weight;
 use crate::error::{Corruption, Error, Result};
 use crate::pack::log::Log;
 use crate::pack::record::{kind, ChildRef, Reader};
@@ -43,7 +44,10 @@ pub(crate) type ObjectCache = Cache<u64, Cached, ByteWeighter, quick_cache::Defa
 
 /// Creates a cache holding about `bytes` of decoded objects.
 pub(crate) fn new_cache(bytes: u64) -> ObjectCache {
-    let items = (bytes / 512).clamp(64, 1 << 24) as usize;
+    // The table is sized for this many objects up front; with objects weighed at what they
+    // take (`weight`), a cached node averages a few KiB, and a table sized for 512-byte
+    // objects took ~9% of the budget unused.
+    let items = (bytes / 2048).clamp(64, 1 << 24) as usize;
     Cache::with(items, bytes.max(1 << 16), ByteWeighter, Default::default(), FreeElsewhere::start())
 }
 
@@ -99,29 +103,6 @@ impl quick_cache::Lifecycle<u64, Cached> for FreeElsewhere {
                 state.push(o)
             }
         }
-    }
-}
-
-/// Memory of one binding: step, pointer and inline value bytes.
-fn entries_weight(entries: &[Entry]) -> usize {
-    entries
-        .iter()
-        .map(|(s, p)| {
-            let inline = if s.spilled() { s.len() } else { 0 };
-            let value = match p {
-                Ptr::Value(v) => 64 + v.bytes.len(),
-                _ => 0,
-            };
-            std::mem::size_of::<Entry>() + inline + value
-        })
-        .sum()
-}
-
-/// Memory of an inode.
-fn inode_weight(i: &Inode) -> usize {
-    match &i.body {
-        InodeBody::Values(e) => 96 + entries_weight(e),
-        InodeBody::Tree(s) => 96 + 48 * s.len(),
     }
 }
 
@@ -253,12 +234,12 @@ impl Loader {
         }
         if k == kind::FLAT_DIR {
             let d = Arc::new(self.flat_dir(&body, base, None)?);
-            let weight = self.dir_weight(&d) as u32;
+            let weight = weight::dir(&d) as u32;
             self.cache.insert(base, Cached { weight, object: Object::Dir(d.clone()) });
             Ok(Object::Dir(d))
         } else {
             let i = Arc::new(self.inode_record(k, &body, base, None, depth)?);
-            let weight = inode_weight(&i) as u32;
+            let weight = weight::inode(&i) as u32;
             self.cache.insert(base, Cached { weight, object: Object::Inode(i.clone()) });
             Ok(Object::Inode(i))
         }
@@ -384,26 +365,19 @@ impl Loader {
     fn cache_evicted(&self, node: Evicted) {
         let (offset, weight, object) = match node {
             Evicted::Value(v) => match v.disk.get() {
-                Some(p) => (p.offset, 96 + v.bytes.len(), Object::Value(v)),
+                Some(p) => (p.offset, weight::value(&v), Object::Value(v)),
                 None => return,
             },
             Evicted::Dir(d) => match d.persisted() {
-                Some(p) => (p.offset, self.dir_weight(&d), Object::Dir(d)),
+                Some(p) => (p.offset, weight::dir(&d), Object::Dir(d)),
                 None => return,
             },
             Evicted::Inode(i) => match i.disk.get() {
-                Some(p) => (p.offset, inode_weight(&i), Object::Inode(i)),
+                Some(p) => (p.offset, weight::inode(&i), Object::Inode(i)),
                 None => return,
             },
         };
         self.cache.insert(offset, Cached { weight: weight as u32, object });
-    }
-
-    fn dir_weight(&self, d: &Dir) -> usize {
-        match &d.body {
-            DirBody::Flat(e) => 96 + entries_weight(e),
-            DirBody::Large(_) => 96 + 48 * self.inode.entries as usize,
-        }
     }
 
     pub fn load_value(&self, ptr: &DiskPtr) -> Result<Arc<Value>> {
@@ -414,8 +388,8 @@ impl Loader {
         if k != kind::CONTENTS {
             return Err(self.unexpected(ptr.offset, "contents", k));
         }
-        let weight = (96 + body.len()) as u32;
         let v = Arc::new(Value::loaded(&body, Some(ptr.hash), Some(self.persisted(ptr.offset))));
+        let weight = weight::value(&v) as u32;
         self.cache.insert(ptr.offset, Cached { weight, object: Object::Value(v.clone()) });
         Ok(v)
     }
@@ -425,7 +399,7 @@ impl Loader {
             return Ok(d);
         }
         let d = self.decode_dir(ptr.offset, Some(ptr.hash))?;
-        let weight = self.dir_weight(&d);
+        let weight = weight::dir(&d);
         let d = Arc::new(d);
         self.cache.insert(ptr.offset, Cached { weight: weight as u32, object: Object::Dir(d.clone()) });
         Ok(d)
@@ -482,7 +456,7 @@ impl Loader {
             return Ok(i);
         }
         let i = Arc::new(self.decode_inode(offset, Some(*hash), depth)?);
-        let weight = inode_weight(&i);
+        let weight = weight::inode(&i);
         self.cache.insert(offset, Cached { weight: weight as u32, object: Object::Inode(i.clone()) });
         Ok(i)
     }

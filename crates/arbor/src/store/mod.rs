@@ -10,6 +10,7 @@ mod load;
 mod open;
 mod recover;
 mod repair;
+mod weight;
 mod write;
 mod writer;
 

@@ -78,11 +78,8 @@ impl Model {
         match &self.committed {
             Some(c) if !self.listed => {
                 let c: Vec<&[u8]> = c.iter().map(Vec::as_slice).collect();
-                let u: Vec<Update<'_>> = self
-                    .updates
-                    .iter()
-                    .map(|(s, add)| if *add { Update::Add(s) } else { Update::Remove(s) })
-                    .collect();
+                let u: Vec<Update<'_>> =
+                    self.updates.iter().map(|(s, add)| if *add { Update::Add(s) } else { Update::Remove(s) }).collect();
                 irmin_fold_order_after_updates(CFG, &c, &u).unwrap().into_iter().map(<[u8]>::to_vec).collect()
             }
             _ => self.sorted(),

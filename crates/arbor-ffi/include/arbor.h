@@ -135,7 +135,7 @@ typedef enum ArborDepth {
 typedef enum ArborOrder {
   // By step bytes (sorts large directories).
   ARBOR_ORDER_SORTED = 0,
-  // Storage order: by step up to 256 entries, inode order above (cheaper).
+  // Octez's `Undefined` order (docs/ORDER.md; cheaper than sorting when unchanged).
   ARBOR_ORDER_STORAGE = 1,
 } ArborOrder;
 
@@ -693,8 +693,8 @@ void arbor_bytes_free(struct ArborBytes bytes);
 
 // Lists the children of the directory at a path (Tezos `Tree.list`), skipping `offset` and
 // keeping at most `length` (a negative `length`: all), into a new list in `*list`. The order is
-// stable: by step for directories of at most 256 entries, the inode order (fixed by the steps)
-// above. A value or nothing at the path gives an empty list.
+// Octez's (docs/ORDER.md): irmin-pack's stored order for a directory unchanged since it was
+// written or read, sorted by step otherwise. A value or nothing at the path gives an empty list.
 //
 // # Safety
 // `tree` must be a live handle; `steps` must hold `n_steps` slices; `list` writable.

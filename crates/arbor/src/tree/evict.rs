@@ -31,6 +31,10 @@ fn stays(written: Option<Persisted>, keep_from: u32) -> bool {
 
 /// Evicts below a directory; returns the nodes that stay in memory below it.
 fn evict_in_dir(d: &mut Dir, keep_from: u32, source: &dyn Source) -> u64 {
+    if d.persisted().is_some() {
+        // Written since it changed: what changed before no longer matters (`tree::order`).
+        d.updates = None;
+    }
     let values_stay = stays(d.persisted(), keep_from);
     match &mut d.body {
         DirBody::Flat(entries) => entries.iter_mut().map(|(_, c)| evict_child(c, keep_from, values_stay, source)).sum(),

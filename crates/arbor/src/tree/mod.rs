@@ -4,6 +4,7 @@ mod evict;
 mod mutate;
 mod node;
 mod ops;
+mod order;
 mod walk;
 
 use std::sync::{Arc, OnceLock};
@@ -239,8 +240,10 @@ impl Tree {
     }
 
     /// Children of the directory at `path`, skipping `offset` and returning at most `length`
-    /// (Tezos `Context.list`). The order is stable: sorted by step for directories of at most
-    /// 256 entries, the inode order (fixed by the steps alone) for larger ones.
+    /// (Tezos `Context.list`), in Octez's order (`docs/ORDER.md`): a directory written or read
+    /// and unchanged since comes in irmin-pack's stored order (sorted up to 32 entries, inode
+    /// by inode above); any other comes sorted by step. Listing a directory changed since it
+    /// was written or read makes later unordered folds of it sorted too, as in Octez.
     pub fn list<S: AsRef<[u8]>>(
         &self,
         path: &[S],
@@ -256,7 +259,7 @@ impl Tree {
         if limit == 0 {
             return Ok(out);
         }
-        self.ctx.each_entry(&dir, &mut |s, c| {
+        self.ctx.each_in_octez_order(&dir, true, &mut |s, c| {
             if skip > 0 {
                 skip -= 1;
                 return Ok(true);

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use super::node::{Dir, DirBody, Entry, IPtr, Inode, InodeBody, Lineage, Ptr};
 use super::ops::{search, Ctx};
+use super::order::{may_be_first_change, same_child};
 use crate::error::Result;
 use crate::path::Step;
 
@@ -27,6 +28,8 @@ impl Ctx {
             return Ok(match new {
                 None => Outcome::Emptied,
                 Some(Ptr::Dir(d)) if d.len() == 0 => Outcome::Emptied,
+                // Octez notes no change for an equal binding (list and fold order see it).
+                Some(p) if same_child(node, &p) => Outcome::Unchanged,
                 Some(p) => {
                     *node = p;
                     Outcome::Changed
@@ -48,12 +51,15 @@ impl Ctx {
         let dir = Arc::make_mut(arc);
         dir.reset();
         let step = first.as_ref();
+        let before = dir.len();
+        // Whether this may be the step's first change since the directory was written or read.
+        let mut fresh = true;
         let outcome = match &mut dir.body {
             DirBody::Flat(entries) => {
                 // Marked before the change: after an error part-way the binding may differ from
                 // the base, and a delta that omits it would not describe the node.
                 dir.lineage.mark_step(step);
-                let o = self.set_in_entries(entries, step, rest, new)?;
+                let o = self.set_in_entries(entries, step, rest, new, &mut fresh)?;
                 if entries.len() > self.cfg.stable_hash as usize {
                     let all = std::mem::take(entries);
                     dir.body = DirBody::Large(Arc::new(self.build_inode(0, all)));
@@ -63,7 +69,7 @@ impl Ctx {
             }
             DirBody::Large(root) => {
                 let r = Arc::make_mut(root);
-                let o = self.set_in_inode(r, step, rest, new)?;
+                let o = self.set_in_inode(r, step, rest, new, &mut fresh)?;
                 if r.count <= u64::from(self.cfg.stable_hash) {
                     let mut all = Vec::with_capacity(r.count as usize);
                     self.collect(r, &mut all)?;
@@ -75,6 +81,10 @@ impl Ctx {
                 o
             }
         };
+        if outcome != Outcome::Unchanged && fresh {
+            // One binding more: the step is new; as many or one fewer: the directory had it.
+            dir.note_update(step, dir.len() <= before);
+        }
         Ok(match outcome {
             Outcome::Unchanged => Outcome::Unchanged,
             _ if dir.len() == 0 => Outcome::Emptied,
@@ -83,16 +93,19 @@ impl Ctx {
     }
 
     /// Applies the change to a sorted binding list; the binding named `step` is added,
-    /// changed, or dropped when its child empties.
+    /// changed, or dropped when its child empties. `fresh` is cleared when the binding
+    /// changed already since its directory was written or read.
     fn set_in_entries<S: AsRef<[u8]>>(
         &self,
         entries: &mut Vec<Entry>,
         step: &[u8],
         rest: &[S],
         new: Option<Ptr>,
+        fresh: &mut bool,
     ) -> Result<Outcome> {
         match search(entries, step) {
             Ok(i) => {
+                *fresh = may_be_first_change(&entries[i].1);
                 let o = self.set_mut(&mut entries[i].1, rest, new)?;
                 if o == Outcome::Emptied {
                     entries.remove(i);
@@ -122,13 +135,14 @@ impl Ctx {
         step: &[u8],
         rest: &[S],
         new: Option<Ptr>,
+        fresh: &mut bool,
     ) -> Result<Outcome> {
         node.reset();
         let depth = node.depth;
         match &mut node.body {
             InodeBody::Values(entries) => {
                 node.lineage.mark_step(step);
-                let o = self.set_in_entries(entries, step, rest, new)?;
+                let o = self.set_in_entries(entries, step, rest, new, fresh)?;
                 node.count = entries.len() as u64;
                 if entries.len() > self.cfg.entries as usize {
                     let all = std::mem::take(entries);
@@ -149,7 +163,7 @@ impl Ctx {
                 node.lineage.mark_slot(i);
                 let before = child.count;
                 let c = Arc::make_mut(&mut child);
-                let o = match self.set_in_inode(c, step, rest, new) {
+                let o = match self.set_in_inode(c, step, rest, new, fresh) {
                     Ok(o) => o,
                     Err(e) => {
                         slots[i] = if before == 0 { IPtr::Empty } else { IPtr::Mem(child) };

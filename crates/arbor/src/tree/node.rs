@@ -10,6 +10,7 @@ use std::sync::{Arc, OnceLock};
 
 use arbor_core::{contents_hash, flat_node_hash, inode_tree_hash, inode_values_hash, ChildKind, Hash};
 
+use super::order::Updates;
 use crate::error::Result;
 use crate::path::Step;
 
@@ -168,6 +169,11 @@ pub(crate) struct Dir {
     /// For a flat directory: how it differs from its last full record (unused when large:
     /// the root inode keeps its own).
     pub lineage: Lineage,
+    /// How Octez would hold the directory, for the order of `list` and unordered `fold`
+    /// (`tree::order`): None for a directory built in memory or listed since it changed
+    /// (a sorted map); for one changed since it was written or read, what changed. Ignored
+    /// while the directory is written and unchanged (`persisted`).
+    pub updates: Option<Box<Updates>>,
 }
 
 /// A copy to change: same bindings, no cached hash or offset (used by `Arc::make_mut`).
@@ -179,6 +185,10 @@ impl Clone for Dir {
         };
         let mut d = Dir::new(body);
         d.lineage = self.next_lineage();
+        d.updates = match self.persisted() {
+            Some(_) => Some(Box::default()),
+            None => self.updates.clone(),
+        };
         d
     }
 }
@@ -193,7 +203,7 @@ pub(crate) enum DirBody {
 
 impl Dir {
     pub fn new(body: DirBody) -> Dir {
-        Dir { body, hash: OnceLock::new(), disk: OnceLock::new(), lineage: Lineage::default() }
+        Dir { body, hash: OnceLock::new(), disk: OnceLock::new(), lineage: Lineage::default(), updates: None }
     }
 
     fn next_lineage(&self) -> Lineage {
@@ -241,6 +251,7 @@ impl Dir {
 
     /// Forgets the cached hash and log offset: the caller is about to change the node.
     pub fn reset(&mut self) {
+        self.start_updates();
         match self.body {
             DirBody::Flat(_) => self.lineage.rebase(self.disk.get()),
             DirBody::Large(_) => self.lineage = Lineage::default(),
@@ -253,6 +264,14 @@ impl Dir {
         match &self.body {
             DirBody::Flat(_) => self.disk.get().copied(),
             DirBody::Large(i) => i.disk.get().copied(),
+        }
+    }
+
+    /// The hash, if computed or recorded already (never computes it).
+    pub fn cached_hash(&self) -> Option<&Hash> {
+        match &self.body {
+            DirBody::Flat(_) => self.hash.get(),
+            DirBody::Large(i) => self.hash.get().or_else(|| i.hash.get()),
         }
     }
 }

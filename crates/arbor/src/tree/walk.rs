@@ -47,7 +47,10 @@ impl Depth {
 pub enum Order {
     /// By step bytes (costs a sort of each large directory).
     Sorted,
-    /// Storage order: sorted for directories of at most 256 entries, inode order above.
+    /// Octez's order for `` `Undefined `` (`docs/ORDER.md`): a directory written or read and
+    /// unchanged since comes in irmin-pack's stored order (sorted up to 32 entries, inode by
+    /// inode above); one changed since, and not listed since, gives its unchanged entries in
+    /// that order, then the changed ones still present, sorted; any other comes sorted.
     Undefined,
 }
 
@@ -85,12 +88,16 @@ impl Tree {
         }
         let Some(dir) = self.ctx.dir_of(node)? else { return Ok(true) };
         let mut children = Vec::with_capacity(dir.len() as usize);
-        self.ctx.each_entry(&dir, &mut |s, p| {
+        let mut push = |s: &Step, p: &Ptr| {
             children.push((s.clone(), p.clone()));
             Ok(true)
-        })?;
-        if order == Order::Sorted {
-            children.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        };
+        match order {
+            Order::Sorted => {
+                self.ctx.each_entry(&dir, &mut push)?;
+                children.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+            }
+            Order::Undefined => self.ctx.each_in_octez_order(&dir, false, &mut push)?,
         }
         for (s, p) in children {
             key.push(s);

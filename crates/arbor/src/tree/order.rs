@@ -1,0 +1,208 @@
+//! The order of a directory's entries in `list` and unordered `fold`, as Octez gives it
+//! (`docs/ORDER.md`).
+//!
+//! Octez's answer depends on how Irmin holds the directory in memory, so each directory
+//! carries the little that decides it (`Dir::updates`):
+//! - written or read, and unchanged since (`Dir::persisted`): the stored form, walked inode
+//!   by inode (sorted up to `entries` bindings, slot by slot above, whatever the hashing
+//!   form);
+//! - built in memory, or listed since it changed: a map, sorted;
+//! - changed since it was written or read, and not listed since: a `fold` gives the stored
+//!   entries no change touched, in stored order, then the changed steps still present,
+//!   sorted; a `list` turns it into a sorted map for good.
+//!
+//! Nothing is computed on the read and write paths beyond noting, once per step, that a
+//! binding changed; the order itself is computed only when asked for.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use arbor_core::order::{irmin_fold_order_after_updates, irmin_order, Update};
+
+use super::node::{Dir, DirBody, Entry, Ptr};
+use super::ops::{search, Ctx};
+use crate::error::Result;
+use crate::path::Step;
+
+/// What changed in a directory since it was written or read (Irmin's pending updates on top
+/// of the stored node).
+#[derive(Debug, Default)]
+pub(crate) struct Updates {
+    /// Each step whose binding changed, with whether the directory had the step when it was
+    /// written or read, in the order of the changes. A step may come more than once (a value
+    /// replaced twice); its first record is the one that counts.
+    changed: Vec<(Step, bool)>,
+    /// Set by a `list`: Irmin then holds the directory as a sorted map, from then on.
+    listed: AtomicBool,
+}
+
+impl Clone for Updates {
+    fn clone(&self) -> Updates {
+        Updates { changed: self.changed.clone(), listed: AtomicBool::new(self.listed.load(Ordering::Relaxed)) }
+    }
+}
+
+/// How Irmin holds a directory, as far as the order of its entries goes.
+enum Form<'a> {
+    /// The stored node: inode order.
+    Stored,
+    /// A map: sorted.
+    Sorted,
+    /// The stored node with pending changes.
+    Changed(&'a Updates),
+}
+
+impl Dir {
+    /// Called before the directory changes: a written or read directory starts noting its
+    /// changes; a listed one becomes a plain map (sorted, nothing more to note).
+    pub(super) fn start_updates(&mut self) {
+        if self.persisted().is_some() {
+            match &mut self.updates {
+                Some(u) => {
+                    u.changed.clear();
+                    *u.listed.get_mut() = false;
+                }
+                None => self.updates = Some(Box::default()),
+            }
+        } else if self.updates.as_mut().is_some_and(|u| *u.listed.get_mut()) {
+            self.updates = None;
+        }
+    }
+
+    /// Notes that the binding of `step` changed; `had_it`: whether the directory had the
+    /// step just before this change (the first record of a step gives its stored presence).
+    pub(super) fn note_update(&mut self, step: &[u8], had_it: bool) {
+        if let Some(u) = &mut self.updates {
+            if !*u.listed.get_mut() && u.changed.last().is_none_or(|(s, _)| s[..] != *step) {
+                u.changed.push((Step::from_slice(step), had_it));
+            }
+        }
+    }
+
+    fn form(&self) -> Form<'_> {
+        if self.persisted().is_some() {
+            return Form::Stored;
+        }
+        match &self.updates {
+            None => Form::Sorted,
+            // Only changes that changed nothing: Irmin kept the stored node.
+            Some(u) if u.changed.is_empty() => Form::Stored,
+            Some(u) if u.listed.load(Ordering::Relaxed) => Form::Sorted,
+            Some(u) => Form::Changed(u),
+        }
+    }
+}
+
+/// Whether a change to the binding holding `child` may be its first since its directory was
+/// written or read. A directory below changed since then was noted when it changed; values
+/// cannot tell (an inline value read back is as new as one just added), so their steps may
+/// be noted more than once.
+pub(super) fn may_be_first_change(child: &Ptr) -> bool {
+    match child {
+        Ptr::Dir(d) => d.persisted().is_some() || d.updates.as_ref().is_some_and(|u| u.changed.is_empty()),
+        Ptr::Value(_) | Ptr::Disk(_) => true,
+    }
+}
+
+/// Whether binding `new` where `old` is changes nothing, as Irmin judges it before noting an
+/// update: the same node, equal contents, or subtrees whose known hashes are equal.
+pub(super) fn same_child(old: &Ptr, new: &Ptr) -> bool {
+    use arbor_core::ChildKind::{Contents, Node};
+    match (old, new) {
+        (Ptr::Value(a), Ptr::Value(b)) => a.bytes == b.bytes,
+        (Ptr::Disk(a), Ptr::Value(b)) | (Ptr::Value(b), Ptr::Disk(a)) => a.kind == Contents && a.hash == *b.hash(),
+        (Ptr::Dir(a), Ptr::Dir(b)) => {
+            std::sync::Arc::ptr_eq(a, b) || a.cached_hash().is_some_and(|h| Some(h) == b.cached_hash())
+        }
+        (Ptr::Disk(a), Ptr::Dir(b)) | (Ptr::Dir(b), Ptr::Disk(a)) => a.kind == Node && b.cached_hash() == Some(&a.hash),
+        (Ptr::Disk(a), Ptr::Disk(b)) => a.kind == b.kind && a.hash == b.hash,
+        _ => false,
+    }
+}
+
+impl Ctx {
+    /// Calls `f` on each binding of `dir` in the order Octez's `list` (`listing`) or
+    /// `fold ~order:`Undefined` gives them, until `f` returns false. A `list` of a directory
+    /// changed since it was written or read makes it a sorted map, as in Irmin.
+    pub fn each_in_octez_order(
+        &self,
+        dir: &Dir,
+        listing: bool,
+        f: &mut dyn FnMut(&Step, &Ptr) -> Result<bool>,
+    ) -> Result<()> {
+        match (dir.form(), &dir.body) {
+            (Form::Changed(u), _) if listing => {
+                u.listed.store(true, Ordering::Relaxed);
+                self.each_sorted(dir, f)
+            }
+            (Form::Changed(u), _) => self.each_after_updates(dir, u, f),
+            (Form::Sorted, _) => self.each_sorted(dir, f),
+            // Hashed flat but stored as inodes above `entries` bindings.
+            (Form::Stored, DirBody::Flat(entries)) if entries.len() > self.cfg.entries as usize => {
+                let steps: Vec<&[u8]> = entries.iter().map(|(s, _)| &s[..]).collect();
+                match irmin_order(self.cfg, &steps) {
+                    Ok(order) => each_of(order.into_iter().map(|i| &entries[i]), f),
+                    // irmin-pack cannot store such a directory at all; sorted is as good as any.
+                    Err(_) => self.each_sorted(dir, f),
+                }
+            }
+            // Sorted up to `entries` bindings; above `stable_hash` the hashed inode tree is
+            // the stored one.
+            (Form::Stored, _) => self.each_entry(dir, f).map(drop),
+        }
+    }
+
+    fn each_sorted(&self, dir: &Dir, f: &mut dyn FnMut(&Step, &Ptr) -> Result<bool>) -> Result<()> {
+        match &dir.body {
+            DirBody::Flat(entries) => each_of(entries.iter(), f),
+            DirBody::Large(_) => each_of(self.sorted_entries(dir)?.iter(), f),
+        }
+    }
+
+    fn sorted_entries(&self, dir: &Dir) -> Result<Vec<Entry>> {
+        let mut all = Vec::with_capacity(dir.len() as usize);
+        if let DirBody::Large(root) = &dir.body {
+            self.collect(root, &mut all)?;
+            all.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        }
+        Ok(all)
+    }
+
+    /// Irmin's fold of a stored node with pending changes: the stored bindings no change
+    /// touched, in stored order, then the changed steps still present, sorted.
+    fn each_after_updates(&self, dir: &Dir, u: &Updates, f: &mut dyn FnMut(&Step, &Ptr) -> Result<bool>) -> Result<()> {
+        let owned;
+        let current: &[Entry] = match &dir.body {
+            DirBody::Flat(entries) => entries,
+            DirBody::Large(_) => {
+                owned = self.sorted_entries(dir)?;
+                &owned
+            }
+        };
+        // The first record of each changed step (a stable sort keeps the records' order).
+        let mut first: Vec<(&[u8], bool)> = u.changed.iter().map(|(s, had)| (&s[..], *had)).collect();
+        first.sort_by(|a, b| a.0.cmp(b.0));
+        first.dedup_by(|later, kept| later.0 == kept.0);
+        let changed = |s: &[u8]| first.binary_search_by(|(c, _)| (*c).cmp(s)).is_ok();
+        // The steps the directory had when written or read.
+        let mut stored: Vec<&[u8]> = current.iter().map(|(s, _)| &s[..]).filter(|s| !changed(s)).collect();
+        stored.extend(first.iter().filter(|(_, had)| *had).map(|(s, _)| *s));
+        let updates: Vec<Update<'_>> = first
+            .iter()
+            .map(|(s, _)| if search(current, s).is_ok() { Update::Add(s) } else { Update::Remove(s) })
+            .collect();
+        match irmin_fold_order_after_updates(self.cfg, &stored, &updates) {
+            Ok(order) => each_of(order.into_iter().filter_map(|s| search(current, s).ok().map(|i| &current[i])), f),
+            // irmin-pack cannot store such a directory at all; sorted is as good as any.
+            Err(_) => each_of(current.iter(), f),
+        }
+    }
+}
+
+fn each_of<'a>(entries: impl Iterator<Item = &'a Entry>, f: &mut dyn FnMut(&Step, &Ptr) -> Result<bool>) -> Result<()> {
+    for (s, p) in entries {
+        if !f(s, p)? {
+            break;
+        }
+    }
+    Ok(())
+}

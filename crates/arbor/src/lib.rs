@@ -17,6 +17,9 @@
 
 pub mod config;
 pub mod error;
+/// Entry points for the fuzz targets in `fuzz/`: not part of the API (hidden, unstable).
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod io;
 pub mod path;
 pub mod proof;

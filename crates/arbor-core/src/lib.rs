@@ -3,6 +3,7 @@
 //! The hashes produced here are exactly those of Octez's irmin-pack context
 //! (see [`tezos`] for the rules); [`reference::RefTree`] is an independent,
 //! plain implementation of the same rules used to test them.
+#![forbid(unsafe_code)]
 #![no_std]
 extern crate alloc;
 #[cfg(test)]

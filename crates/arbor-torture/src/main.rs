@@ -5,6 +5,7 @@
 //! and run on an I/O layer that injects `ENOSPC` and `EIO`. After every child the store must
 //! open, pass fsck and match the model. A failure prints its seed and the command that
 //! replays it. See docs/TORTURE.md.
+#![forbid(unsafe_code)]
 
 mod child;
 mod model;

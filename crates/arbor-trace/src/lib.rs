@@ -39,6 +39,7 @@
 //! assert!(finds > 3 * 2_000);
 //! # Ok::<(), TraceError>(())
 //! ```
+#![forbid(unsafe_code)]
 
 pub mod error;
 pub mod format;

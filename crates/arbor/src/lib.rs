@@ -14,9 +14,13 @@
 //! assert_eq!(store.checkout(&commit)?.find(&["data", "contracts", "global_counter"])?, Some(vec![42]));
 //! # Ok::<(), arbor::Error>(())
 //! ```
+#![forbid(unsafe_code)]
 
 pub mod config;
 pub mod error;
+/// Entry points for the fuzz targets in `fuzz/`: not part of the API (hidden, unstable).
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod io;
 pub mod path;
 pub mod proof;

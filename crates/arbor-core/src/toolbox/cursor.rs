@@ -23,6 +23,12 @@ pub enum CursorError {
         /// Offset of the integer.
         at: usize,
     },
+    /// A LEB128 integer at `at` is longer than the shortest encoding of its value (only
+    /// [`Cursor::leb128_shortest`] refuses that).
+    NotShortest {
+        /// Offset of the integer.
+        at: usize,
+    },
     /// A count at `at` is larger than the bytes left, so it cannot be right (every counted
     /// item takes at least one byte).
     CountTooLarge {
@@ -42,6 +48,7 @@ impl CursorError {
         match self {
             Self::Truncated { .. } => "data ends early",
             Self::Overflow { .. } => "integer too large",
+            Self::NotShortest { .. } => "integer not in its shortest form",
             Self::CountTooLarge { .. } => "count larger than the remaining data",
             Self::NotUtf8 { .. } => "string is not UTF-8",
         }
@@ -53,6 +60,7 @@ impl fmt::Display for CursorError {
         match *self {
             Self::Truncated { at, wanted } => write!(f, "data ends early: {wanted} bytes wanted at offset {at}"),
             Self::Overflow { at } => write!(f, "integer too large at offset {at}"),
+            Self::NotShortest { at } => write!(f, "integer not in its shortest form at offset {at}"),
             Self::CountTooLarge { at } => write!(f, "count larger than the remaining data at offset {at}"),
             Self::NotUtf8 { at } => write!(f, "string at offset {at} is not UTF-8"),
         }
@@ -155,6 +163,18 @@ impl<'a> Cursor<'a> {
         }
     }
 
+    /// An unsigned LEB128 integer of at most 64 bits in its shortest form, for formats where
+    /// each value has exactly one encoding.
+    pub fn leb128_shortest(&mut self) -> Result<u64, CursorError> {
+        let at = self.pos;
+        let n = self.leb128()?;
+        if self.pos - at != leb128::len_u64(n) {
+            self.pos = at;
+            return Err(CursorError::NotShortest { at });
+        }
+        Ok(n)
+    }
+
     /// A LEB128 integer that must fit in 32 bits.
     pub fn leb128_u32(&mut self) -> Result<u32, CursorError> {
         let at = self.pos;
@@ -199,6 +219,19 @@ impl<'a> Cursor<'a> {
 mod tests {
     use super::*;
     use alloc::vec::Vec;
+
+    #[test]
+    fn shortest_leb128_refuses_padding() {
+        let mut buf = Vec::new();
+        leb128::write_u64(&mut buf, 300);
+        buf.extend_from_slice(&[0x81, 0x00]);
+        let mut c = Cursor::new(&buf);
+        assert_eq!(c.leb128_shortest(), Ok(300));
+        assert_eq!(c.clone().leb128(), Ok(1), "the plain reader takes the padded form");
+        assert_eq!(c.leb128_shortest(), Err(CursorError::NotShortest { at: 2 }));
+        assert_eq!(c.pos(), 2, "a refused read does not move the cursor");
+        assert_eq!(Cursor::new(&[0x80]).leb128_shortest(), Err(CursorError::Truncated { at: 0, wanted: 2 }));
+    }
 
     #[test]
     fn reads_what_was_written() {

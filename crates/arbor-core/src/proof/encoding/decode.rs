@@ -10,9 +10,7 @@ use alloc::vec::Vec;
 
 use super::format::{tag, MAGIC, VERSION};
 use super::input::Input;
-use crate::proof::types::{
-    Path, Proof, ProofError, ProofInode, ProofTree, Write, MAX_INODE_DEPTH, MAX_INODE_ENTRIES, MAX_NESTING,
-};
+use crate::proof::types::{Proof, ProofError, ProofInode, ProofTree, MAX_INODE_DEPTH, MAX_INODE_ENTRIES, MAX_NESTING};
 use crate::tezos::InodeConfig;
 
 /// Decodes a whole proof; trailing bytes are an error.
@@ -37,8 +35,8 @@ pub(super) fn decode(bytes: &[u8]) -> Result<Proof, ProofError> {
     let tree = r.tree(0)?;
     let reads = r.reads()?;
     let writes = r.writes()?;
-    if r.pos != bytes.len() {
-        return Err(ProofError::TrailingBytes { at: r.pos });
+    if r.pos() != bytes.len() {
+        return Err(ProofError::TrailingBytes { at: r.pos() });
     }
     Ok(Proof { config, before, after, tree, reads, writes })
 }
@@ -63,37 +61,6 @@ impl core::ops::DerefMut for Reader<'_> {
 }
 
 impl<'a> Reader<'a> {
-    fn reads(&mut self) -> Result<Vec<Path>, ProofError> {
-        let n = self.count()?;
-        let mut out: Vec<Path> = Vec::with_capacity(n);
-        for _ in 0..n {
-            let at = self.pos;
-            let p = self.path()?;
-            if out.last().is_some_and(|last| *last >= p) {
-                return self.malformed(at, "read paths not sorted or repeated");
-            }
-            out.push(p);
-        }
-        Ok(out)
-    }
-
-    fn writes(&mut self) -> Result<Vec<Write>, ProofError> {
-        let n = self.count()?;
-        let mut out = Vec::with_capacity(n);
-        for _ in 0..n {
-            let at = self.pos;
-            out.push(match self.byte()? {
-                tag::REMOVE => Write::Remove(self.path()?),
-                tag::ADD => {
-                    let p = self.path()?;
-                    Write::Add(p, self.bytes()?)
-                }
-                _ => return self.malformed(at, "unknown write tag"),
-            });
-        }
-        Ok(out)
-    }
-
     /// A sorted binding list of `n` entries; `slot_path` (with `depth`) constrains the steps
     /// of a Values inode to the slots leading to it.
     fn bindings(
@@ -104,7 +71,7 @@ impl<'a> Reader<'a> {
     ) -> Result<Vec<(Vec<u8>, ProofTree)>, ProofError> {
         let mut out: Vec<(Vec<u8>, ProofTree)> = Vec::with_capacity(n);
         for _ in 0..n {
-            let at = self.pos;
+            let at = self.pos();
             let step = self.step()?;
             if out.last().is_some_and(|(last, _)| *last >= step) {
                 return self.malformed(at, "entries not sorted or repeated");
@@ -125,13 +92,13 @@ impl<'a> Reader<'a> {
         if nesting >= MAX_NESTING {
             return Err(ProofError::TooDeep);
         }
-        let at = self.pos;
+        let at = self.pos();
         Ok(match self.byte()? {
             tag::VALUE => ProofTree::Value(self.bytes()?),
             tag::BLINDED_VALUE => ProofTree::BlindedValue(self.hash()?),
             tag::BLINDED_NODE => ProofTree::BlindedNode(self.hash()?),
             tag::NODE => {
-                let n_at = self.pos;
+                let n_at = self.pos();
                 let n = self.count()?;
                 if n as u64 > u64::from(self.cfg.stable_hash) {
                     return self.malformed(n_at, "flat directory larger than stable_hash");
@@ -139,7 +106,7 @@ impl<'a> Reader<'a> {
                 ProofTree::Node(self.bindings(n, nesting, None)?)
             }
             tag::INODE => {
-                let root_at = self.pos;
+                let root_at = self.pos();
                 let root = self.inode(0, &mut Vec::new(), nesting + 1)?;
                 match root.count() {
                     None => return self.malformed(root_at, "blinded root inode"),
@@ -158,11 +125,11 @@ impl<'a> Reader<'a> {
         if nesting >= MAX_NESTING || depth > MAX_INODE_DEPTH {
             return Err(ProofError::TooDeep);
         }
-        let at = self.pos;
+        let at = self.pos();
         Ok(match self.byte()? {
             tag::INODE_BLINDED => ProofInode::Blinded(self.hash()?),
             tag::INODE_VALUES => {
-                let n_at = self.pos;
+                let n_at = self.pos();
                 let n = self.count()?;
                 if n as u64 > u64::from(self.cfg.entries) {
                     return self.malformed(n_at, "Values inode with more than `entries` bindings");
@@ -173,12 +140,12 @@ impl<'a> Reader<'a> {
                 ProofInode::Values(self.bindings(n, nesting, Some(place))?)
             }
             tag::INODE_TREE => {
-                let count_at = self.pos;
+                let count_at = self.pos();
                 let count = self.leb()?;
                 if count <= u64::from(self.cfg.entries) {
                     return self.malformed(count_at, "Tree inode with at most `entries` bindings");
                 }
-                let k_at = self.pos;
+                let k_at = self.pos();
                 let k = self.count()?;
                 if k == 0 || k as u64 > u64::from(self.cfg.entries) {
                     return self.malformed(k_at, "Tree inode slot count out of range");
@@ -186,7 +153,7 @@ impl<'a> Reader<'a> {
                 let mut slots: Vec<(u32, ProofInode)> = Vec::with_capacity(k);
                 let (mut known, mut blinded) = (0u64, 0u64);
                 for _ in 0..k {
-                    let s_at = self.pos;
+                    let s_at = self.pos();
                     let s = self.u32()?;
                     if s >= self.cfg.entries || slots.last().is_some_and(|(last, _)| *last >= s) {
                         return self.malformed(s_at, "slots not increasing or out of range");

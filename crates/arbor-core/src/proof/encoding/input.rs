@@ -1,39 +1,54 @@
-//! The byte cursor both proof decoders read with: strict LEB128 (shortest form only), counts
-//! checked against the input left before anything is allocated, truncation reported as such.
+//! The byte cursor both proof decoders read with: the toolbox's [`Cursor`] with the proofs'
+//! rules and errors on top: strict LEB128 (shortest form only), counts checked against the
+//! input left before anything is allocated, truncation reported as such.
 
 use alloc::vec::Vec;
 
+use super::format::tag;
 use crate::hash::Hash;
-use crate::leb128;
-use crate::proof::types::{Path, ProofError, MAX_NESTING};
+use crate::proof::types::{Path, ProofError, Write, MAX_NESTING};
+use crate::toolbox::{Cursor, CursorError};
 
 /// A position in a proof's bytes.
 pub(crate) struct Input<'a> {
-    pub(crate) buf: &'a [u8],
-    /// Offset of the next byte to read.
-    pub(crate) pos: usize,
+    cur: Cursor<'a>,
 }
 
 impl<'a> Input<'a> {
     /// A cursor at the start of `buf`.
     pub(crate) fn new(buf: &'a [u8]) -> Self {
-        Input { buf, pos: 0 }
+        Input { cur: Cursor::new(buf) }
+    }
+
+    /// Offset of the next byte to read.
+    pub(crate) fn pos(&self) -> usize {
+        self.cur.pos()
+    }
+
+    /// Length of the whole input: where a proof cut short is reported truncated.
+    pub(crate) fn end(&self) -> usize {
+        self.cur.pos() + self.cur.remaining()
     }
 
     pub(crate) fn malformed<T>(&self, at: usize, what: &'static str) -> Result<T, ProofError> {
         Err(ProofError::Malformed { at, what })
     }
 
+    /// The proofs' error for a failed read of the toolbox cursor.
+    fn error(&self, e: CursorError) -> ProofError {
+        match e {
+            CursorError::NotShortest { at } => ProofError::Malformed { at, what: "integer not in its shortest form" },
+            CursorError::Overflow { at } => ProofError::Malformed { at, what: "integer too large" },
+            _ => ProofError::Truncated { at: self.end() },
+        }
+    }
+
     pub(crate) fn take(&mut self, n: usize) -> Result<&'a [u8], ProofError> {
-        let end = self.pos.checked_add(n).filter(|&e| e <= self.buf.len());
-        let end = end.ok_or(ProofError::Truncated { at: self.buf.len() })?;
-        let s = &self.buf[self.pos..end];
-        self.pos = end;
-        Ok(s)
+        self.cur.take(n).map_err(|e| self.error(e))
     }
 
     pub(crate) fn byte(&mut self) -> Result<u8, ProofError> {
-        Ok(self.take(1)?[0])
+        self.cur.u8().map_err(|e| self.error(e))
     }
 
     /// A big-endian unsigned integer of `n` bytes (at most 8).
@@ -43,34 +58,20 @@ impl<'a> Input<'a> {
 
     /// True once every byte was read.
     pub(crate) fn at_end(&self) -> bool {
-        self.pos == self.buf.len()
+        self.cur.is_empty()
     }
 
     pub(crate) fn hash(&mut self) -> Result<Hash, ProofError> {
-        let mut h = [0u8; 32];
-        h.copy_from_slice(self.take(Hash::LEN)?);
-        Ok(Hash(h))
+        self.cur.array().map(Hash).map_err(|e| self.error(e))
     }
 
     /// A LEB128 integer in its shortest form.
     pub(crate) fn leb(&mut self) -> Result<u64, ProofError> {
-        let at = self.pos;
-        let rest = &self.buf[at..];
-        match leb128::read_u64(rest) {
-            Some((n, len)) if len == leb128::len_u64(n) => {
-                self.pos += len;
-                Ok(n)
-            }
-            Some(_) => self.malformed(at, "integer not in its shortest form"),
-            None if rest.len() < leb128::MAX_LEN && rest.iter().all(|b| b & 0x80 != 0) => {
-                Err(ProofError::Truncated { at: self.buf.len() })
-            }
-            None => self.malformed(at, "integer too large"),
-        }
+        self.cur.leb128_shortest().map_err(|e| self.error(e))
     }
 
     pub(crate) fn u32(&mut self) -> Result<u32, ProofError> {
-        let at = self.pos;
+        let at = self.pos();
         let n = self.leb()?;
         u32::try_from(n).or_else(|_| self.malformed(at, "integer too large"))
     }
@@ -79,9 +80,8 @@ impl<'a> Input<'a> {
     /// means the input was cut short (and is refused before anything is allocated for it).
     pub(crate) fn count(&mut self) -> Result<usize, ProofError> {
         let n = self.leb()?;
-        let left = (self.buf.len() - self.pos) as u64;
-        if n > left {
-            return Err(ProofError::Truncated { at: self.buf.len() });
+        if n > self.cur.remaining() as u64 {
+            return Err(ProofError::Truncated { at: self.end() });
         }
         Ok(n as usize)
     }
@@ -92,7 +92,7 @@ impl<'a> Input<'a> {
     }
 
     pub(crate) fn step(&mut self) -> Result<Vec<u8>, ProofError> {
-        let at = self.pos;
+        let at = self.pos();
         let s = self.bytes()?;
         if s.is_empty() {
             return self.malformed(at, "empty step");
@@ -106,5 +106,38 @@ impl<'a> Input<'a> {
             return Err(ProofError::TooDeep);
         }
         (0..n).map(|_| self.step()).collect()
+    }
+
+    /// The read paths of a proof header: strictly sorted, so each path is listed once.
+    pub(crate) fn reads(&mut self) -> Result<Vec<Path>, ProofError> {
+        let n = self.count()?;
+        let mut out: Vec<Path> = Vec::with_capacity(n);
+        for _ in 0..n {
+            let at = self.pos();
+            let p = self.path()?;
+            if out.last().is_some_and(|last| *last >= p) {
+                return self.malformed(at, "read paths not sorted or repeated");
+            }
+            out.push(p);
+        }
+        Ok(out)
+    }
+
+    /// The writes of a proof header, each a removal or an addition with its value.
+    pub(crate) fn writes(&mut self) -> Result<Vec<Write>, ProofError> {
+        let n = self.count()?;
+        let mut out = Vec::with_capacity(n);
+        for _ in 0..n {
+            let at = self.pos();
+            out.push(match self.byte()? {
+                tag::REMOVE => Write::Remove(self.path()?),
+                tag::ADD => {
+                    let p = self.path()?;
+                    Write::Add(p, self.bytes()?)
+                }
+                _ => return self.malformed(at, "unknown write tag"),
+            });
+        }
+        Ok(out)
     }
 }

@@ -81,7 +81,7 @@ pub fn decode_stream(bytes: &[u8], root: &Hash, config: InodeConfig) -> Result<P
     }
     let tree = traverse(config, blinded(h.root_kind, *root), &h.reads, &h.writes, &mut cur)?;
     if !cur.at_end() {
-        return Err(ProofError::TrailingBytes { at: cur.pos });
+        return Err(ProofError::TrailingBytes { at: cur.pos() });
     }
     Ok(Proof { config, before: h.before, after: h.after, tree, reads: h.reads, writes: h.writes })
 }

@@ -10,7 +10,7 @@ use super::walk::Elements;
 use crate::hash::Hash;
 use crate::proof::encoding::format::tag;
 use crate::proof::encoding::input::Input;
-use crate::proof::types::{Entries, Path, ProofError, ProofInode, ProofTree, Write, MAX_INODE_ENTRIES};
+use crate::proof::types::{Entries, ProofError, ProofInode, ProofTree, MAX_INODE_ENTRIES};
 use crate::tezos::{contents_hash, flat_node_hash, inode_tree_hash, inode_values_hash, ChildKind, InodeConfig};
 
 /// A cursor over a stream proof.
@@ -42,11 +42,11 @@ impl<'a> Cursor<'a> {
 
     /// True once every byte was read.
     pub fn at_end(&self) -> bool {
-        self.pos == self.buf.len()
+        self.pos() == self.end()
     }
 
     fn kind(&mut self) -> Result<ChildKind, ProofError> {
-        let at = self.pos;
+        let at = self.pos();
         match self.byte()? {
             kind::VALUE => Ok(ChildKind::Contents),
             kind::DIR => Ok(ChildKind::Node),
@@ -78,37 +78,6 @@ impl<'a> Cursor<'a> {
         Ok(Header { config, root_kind, before, after, reads, writes })
     }
 
-    fn reads(&mut self) -> Result<Vec<Path>, ProofError> {
-        let n = self.count()?;
-        let mut out: Vec<Path> = Vec::with_capacity(n);
-        for _ in 0..n {
-            let at = self.pos;
-            let p = self.path()?;
-            if out.last().is_some_and(|last| *last >= p) {
-                return self.malformed(at, "read paths not sorted or repeated");
-            }
-            out.push(p);
-        }
-        Ok(out)
-    }
-
-    fn writes(&mut self) -> Result<Vec<Write>, ProofError> {
-        let n = self.count()?;
-        let mut out = Vec::with_capacity(n);
-        for _ in 0..n {
-            let at = self.pos;
-            out.push(match self.byte()? {
-                tag::REMOVE => Write::Remove(self.path()?),
-                tag::ADD => {
-                    let p = self.path()?;
-                    Write::Add(p, self.bytes()?)
-                }
-                _ => return self.malformed(at, "unknown write tag"),
-            });
-        }
-        Ok(out)
-    }
-
     /// Checks the element read from `at` hashes to what its parent announced.
     fn check(&mut self, at: usize, expected: &Hash, computed: Hash) -> Result<(), ProofError> {
         let first = core::mem::replace(&mut self.first, false);
@@ -126,7 +95,7 @@ impl<'a> Cursor<'a> {
     fn bindings(&mut self, n: usize, place: Option<&[u32]>) -> Result<Entries, ProofError> {
         let mut out: Entries = Vec::with_capacity(n);
         for _ in 0..n {
-            let at = self.pos;
+            let at = self.pos();
             let step = self.step()?;
             if out.last().is_some_and(|(last, _)| *last >= step) {
                 return self.malformed(at, "entries not sorted or repeated");
@@ -151,7 +120,7 @@ impl<'a> Cursor<'a> {
         let depth = place.len() as u32;
         match tag_byte {
             tag::INODE_VALUES => {
-                let n_at = self.pos;
+                let n_at = self.pos();
                 let n = self.count()?;
                 if n as u64 > u64::from(self.cfg.entries) {
                     return self.malformed(n_at, "Values inode with more than `entries` bindings");
@@ -164,19 +133,19 @@ impl<'a> Cursor<'a> {
                 Ok((ProofInode::Values(entries), h))
             }
             tag::INODE_TREE => {
-                let count_at = self.pos;
+                let count_at = self.pos();
                 let count = self.leb()?;
                 if count <= u64::from(self.cfg.entries) {
                     return self.malformed(count_at, "Tree inode with at most `entries` bindings");
                 }
-                let k_at = self.pos;
+                let k_at = self.pos();
                 let k = self.count()?;
                 if k == 0 || k as u64 > u64::from(self.cfg.entries) {
                     return self.malformed(k_at, "Tree inode slot count out of range");
                 }
                 let mut slots: Vec<(u32, ProofInode)> = Vec::with_capacity(k);
                 for _ in 0..k {
-                    let s_at = self.pos;
+                    let s_at = self.pos();
                     let s = self.u32()?;
                     if s >= self.cfg.entries || slots.last().is_some_and(|(last, _)| *last >= s) {
                         return self.malformed(s_at, "slots not increasing or out of range");
@@ -208,7 +177,7 @@ fn blinded_inode_hash(i: &ProofInode) -> &Hash {
 
 impl Elements for Cursor<'_> {
     fn value(&mut self, hash: &Hash, _path: &[Vec<u8>]) -> Result<Vec<u8>, ProofError> {
-        let at = self.pos;
+        let at = self.pos();
         if self.byte()? != tag::VALUE {
             return self.malformed(at, "expected a value element");
         }
@@ -218,7 +187,7 @@ impl Elements for Cursor<'_> {
     }
 
     fn dir(&mut self, hash: &Hash, _path: &[Vec<u8>]) -> Result<ProofTree, ProofError> {
-        let at = self.pos;
+        let at = self.pos();
         let t = self.byte()?;
         if t != tag::NODE {
             let (root, h) = self.inode_body(t, at, &[])?;
@@ -228,7 +197,7 @@ impl Elements for Cursor<'_> {
             self.check(at, hash, h)?;
             return Ok(ProofTree::Inode(root));
         }
-        let n_at = self.pos;
+        let n_at = self.pos();
         let n = self.count()?;
         if n as u64 > u64::from(self.cfg.stable_hash) {
             return self.malformed(n_at, "flat directory larger than stable_hash");
@@ -240,7 +209,7 @@ impl Elements for Cursor<'_> {
     }
 
     fn inode(&mut self, hash: &Hash, _path: &[Vec<u8>], slots: &[u32]) -> Result<ProofInode, ProofError> {
-        let at = self.pos;
+        let at = self.pos();
         let t = self.byte()?;
         let (inode, h) = self.inode_body(t, at, slots)?;
         self.check(at, hash, h)?;

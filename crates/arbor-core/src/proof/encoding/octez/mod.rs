@@ -81,7 +81,7 @@ fn envelope(r: &mut Input<'_>, enc: Encoding) -> Result<(u16, KindedHash, Kinded
             Ok((version, before, after))
         }
         Encoding::V2 => {
-            let at = r.pos;
+            let at = r.pos();
             let t = r.byte()?;
             if t & !0b11 != 0 {
                 return r.malformed(at, "unknown proof tag");
@@ -132,7 +132,7 @@ pub fn decode_tree_proof(bytes: &[u8], enc: Encoding) -> Result<TreeProof, Proof
         }
     };
     if !r.at_end() {
-        return Err(ProofError::TrailingBytes { at: r.pos });
+        return Err(ProofError::TrailingBytes { at: r.pos() });
     }
     canonical::tree(shape, &state)?;
     Ok(OctezProof { version, before, after, state })
@@ -171,29 +171,29 @@ pub fn decode_stream_proof(bytes: &[u8], enc: Encoding) -> Result<StreamProof, P
     let (version, before, after) = envelope(&mut r, enc)?;
     let shape = check_version(version, true)?;
     let n = wire::len32(&mut r)?;
-    let end = r.pos + n;
+    let end = r.pos() + n;
     let mut state = Vec::new();
     let r = match enc {
         Encoding::V1 => {
             let mut d = v1::Dec { shape, r };
-            while d.r.pos < end {
+            while d.r.pos() < end {
                 state.push(d.elt()?);
             }
             d.r
         }
         Encoding::V2 => {
             let mut d = v2::Dec { shape, r };
-            while d.r.pos < end {
+            while d.r.pos() < end {
                 state.push(d.elt()?);
             }
             d.r
         }
     };
-    if r.pos != end {
+    if r.pos() != end {
         return r.malformed(end, "element overruns the stream's length");
     }
     if !r.at_end() {
-        return Err(ProofError::TrailingBytes { at: r.pos });
+        return Err(ProofError::TrailingBytes { at: r.pos() });
     }
     state.iter().try_for_each(|e| canonical::elt(shape, e))?;
     Ok(OctezProof { version, before, after, state })

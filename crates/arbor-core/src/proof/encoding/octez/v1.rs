@@ -55,7 +55,7 @@ pub(super) fn put_kinded(out: &mut Vec<u8>, k: &KindedHash) {
 
 /// Reads a kinded hash.
 pub(super) fn kinded(r: &mut Input<'_>) -> Res<KindedHash> {
-    let at = r.pos;
+    let at = r.pos();
     match r.byte()? {
         0 => Ok(KindedHash::Value(r.hash()?)),
         1 => Ok(KindedHash::Node(r.hash()?)),
@@ -272,12 +272,12 @@ impl Dec<'_> {
     /// Reads items with `item` until the 4-byte length read first is used up exactly.
     fn sized<T>(&mut self, mut item: impl FnMut(&mut Self) -> Res<T>) -> Res<Vec<T>> {
         let n = len32(&mut self.r)?;
-        let end = self.r.pos + n;
+        let end = self.r.pos() + n;
         let mut out = Vec::new();
-        while self.r.pos < end {
+        while self.r.pos() < end {
             out.push(item(self)?);
         }
-        if self.r.pos != end {
+        if self.r.pos() != end {
             return self.r.malformed(end, "list overruns its length");
         }
         Ok(out)
@@ -291,7 +291,7 @@ impl Dec<'_> {
     }
 
     fn length(&mut self) -> Res<u64> {
-        let at = self.r.pos;
+        let at = self.r.pos();
         let n = self.r.be(8)?;
         if n > i64::MAX as u64 {
             return self.r.malformed(at, "negative length");
@@ -303,7 +303,7 @@ impl Dec<'_> {
         if nesting >= MAX_NESTING {
             return Err(ProofError::TooDeep);
         }
-        let at = self.r.pos;
+        let at = self.r.pos();
         Ok(match self.r.byte()? {
             tree_tag::VALUE => Tree::Value(self.bytes()?),
             tree_tag::BLINDED_VALUE => Tree::BlindedValue(self.r.hash()?),
@@ -318,7 +318,7 @@ impl Dec<'_> {
     fn extender(&mut self, nesting: usize) -> Res<Extender<InodeTree>> {
         let length = self.length()?;
         let segments = segments(&mut self.r, self.shape)?;
-        let at = self.r.pos;
+        let at = self.r.pos();
         match self.inode_tree_opt(nesting + 1)? {
             Some(proof) => Ok(Extender { length, segments, proof }),
             None => self.r.malformed(at, "extender without an inode"),
@@ -328,7 +328,7 @@ impl Dec<'_> {
     /// An inode's count and slots, each read by `child` (`None` for an empty slot).
     fn inode<A>(&mut self, nesting: usize, child: fn(&mut Self, usize) -> Res<Option<A>>) -> Res<Inode<A>> {
         let length = self.length()?;
-        let at = self.r.pos;
+        let at = self.r.pos();
         let mut proofs = Vec::new();
         match self.shape {
             Shape::Binary => {
@@ -342,7 +342,7 @@ impl Dec<'_> {
                 0 => {
                     let items = self.sized(|d| {
                         let s = d.r.byte()?;
-                        let at = d.r.pos;
+                        let at = d.r.pos();
                         match child(d, nesting + 1)? {
                             Some(c) => Ok((s, c)),
                             None => d.r.malformed(at, "empty slot listed"),
@@ -376,7 +376,7 @@ impl Dec<'_> {
         if nesting >= MAX_NESTING {
             return Err(ProofError::TooDeep);
         }
-        let at = self.r.pos;
+        let at = self.r.pos();
         Ok(Some(match self.r.byte()? {
             inode_tag::BLINDED => InodeTree::Blinded(self.r.hash()?),
             inode_tag::VALUES => InodeTree::Values(self.bindings(nesting)?),
@@ -388,7 +388,7 @@ impl Dec<'_> {
     }
 
     fn hash_opt(&mut self, _nesting: usize) -> Res<Option<Hash>> {
-        let at = self.r.pos;
+        let at = self.r.pos();
         match self.r.byte()? {
             0 => Ok(None),
             1 => Ok(Some(self.r.hash()?)),
@@ -397,7 +397,7 @@ impl Dec<'_> {
     }
 
     pub fn elt(&mut self) -> Res<Elt> {
-        let at = self.r.pos;
+        let at = self.r.pos();
         Ok(match self.r.byte()? {
             elt_tag::VALUE => Elt::Value(self.bytes()?),
             elt_tag::NODE => Elt::Node(self.sized(|d| {

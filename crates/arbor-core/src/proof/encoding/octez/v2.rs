@@ -257,7 +257,7 @@ pub(super) struct Dec<'a> {
 impl Dec<'_> {
     /// A length of width code `w`, in its shortest width.
     fn length(&mut self, w: u8) -> Res<u64> {
-        let at = self.r.pos;
+        let at = self.r.pos();
         let n = self.r.be([1usize, 2, 4, 8][usize::from(w & 3)])?;
         if n > i64::MAX as u64 || (w == 2 && n >= 1 << 31) {
             return self.r.malformed(at, "negative length");
@@ -270,7 +270,7 @@ impl Dec<'_> {
 
     /// The value after a value tag `t`.
     fn value(&mut self, t: u8) -> Res<Vec<u8>> {
-        let at = self.r.pos;
+        let at = self.r.pos();
         let (n, min) = match t & 3 {
             0 => (usize::from(self.r.byte()?), 0),
             1 => (self.r.be(2)? as usize, 1 << 8),
@@ -286,7 +286,7 @@ impl Dec<'_> {
     /// The items of a binding list whose tag is `t`.
     fn list<T>(&mut self, t: u8, mut item: impl FnMut(&mut Self) -> Res<T>) -> Res<Vec<T>> {
         let all_ones = (1u8 << list_bits(self.shape)) - 1;
-        let at = self.r.pos - 1;
+        let at = self.r.pos() - 1;
         if t & 0b0011_1111 & !all_ones != 0 {
             return self.r.malformed(at, "binding count out of range");
         }
@@ -295,12 +295,12 @@ impl Dec<'_> {
             return (0..n).map(|_| item(self)).collect();
         }
         let len = len32(&mut self.r)?;
-        let end = self.r.pos + len;
+        let end = self.r.pos() + len;
         let mut out = Vec::new();
-        while self.r.pos < end {
+        while self.r.pos() < end {
             out.push(item(self)?);
         }
-        if self.r.pos != end {
+        if self.r.pos() != end {
             return self.r.malformed(end, "list overruns its length");
         }
         if out.len() < usize::from(all_ones) {
@@ -320,7 +320,7 @@ impl Dec<'_> {
         if nesting >= MAX_NESTING {
             return Err(ProofError::TooDeep);
         }
-        let at = self.r.pos;
+        let at = self.r.pos();
         let t = self.r.byte()?;
         Ok(match t {
             0x00..=0x7f => Tree::Inode(self.inode(t, nesting)?),
@@ -336,7 +336,7 @@ impl Dec<'_> {
     fn extender(&mut self, t: u8, nesting: usize) -> Res<Extender<InodeTree>> {
         let length = self.length(t)?;
         let segments = segments(&mut self.r, self.shape)?;
-        let at = self.r.pos;
+        let at = self.r.pos();
         match self.inode_tree_opt(nesting + 1)? {
             Some(proof) => Ok(Extender { length, segments, proof }),
             None => self.r.malformed(at, "extender without an inode"),
@@ -345,7 +345,7 @@ impl Dec<'_> {
 
     /// An inode with slots whose tag is `t`.
     fn inode(&mut self, t: u8, nesting: usize) -> Res<Inode<InodeTree>> {
-        let at = self.r.pos - 1;
+        let at = self.r.pos() - 1;
         let mut proofs = Vec::new();
         let length;
         match self.shape {
@@ -368,7 +368,7 @@ impl Dec<'_> {
                 length = self.length(t)?;
                 for _ in 0..n {
                     let s = self.r.byte()?;
-                    let c_at = self.r.pos;
+                    let c_at = self.r.pos();
                     match self.inode_tree_opt(nesting + 1)? {
                         Some(c) => proofs.push((s, c)),
                         None => return self.r.malformed(c_at, "empty slot listed"),
@@ -400,7 +400,7 @@ impl Dec<'_> {
         if nesting >= MAX_NESTING {
             return Err(ProofError::TooDeep);
         }
-        let at = self.r.pos;
+        let at = self.r.pos();
         let t = self.r.byte()?;
         Ok(Some(match t {
             0x00..=0x7f => InodeTree::Tree(self.inode(t, nesting)?),
@@ -413,7 +413,7 @@ impl Dec<'_> {
     }
 
     fn opt_hash(&mut self) -> Res<Option<Hash>> {
-        let at = self.r.pos;
+        let at = self.r.pos();
         match self.r.byte()? {
             0 => Ok(None),
             1 => Ok(Some(self.r.hash()?)),
@@ -422,7 +422,7 @@ impl Dec<'_> {
     }
 
     pub fn elt(&mut self) -> Res<Elt> {
-        let at = self.r.pos;
+        let at = self.r.pos();
         let t = self.r.byte()?;
         Ok(match t {
             0x00..=0x7f => Elt::Inode(self.elt_inode(t)?),
@@ -441,7 +441,7 @@ impl Dec<'_> {
     }
 
     fn elt_inode(&mut self, t: u8) -> Res<Inode<Hash>> {
-        let at = self.r.pos - 1;
+        let at = self.r.pos() - 1;
         let mut proofs = Vec::new();
         let length;
         match self.shape {
@@ -464,7 +464,7 @@ impl Dec<'_> {
                 length = self.length(t)?;
                 for _ in 0..n {
                     let s = self.r.byte()?;
-                    let h_at = self.r.pos;
+                    let h_at = self.r.pos();
                     match self.opt_hash()? {
                         Some(h) => proofs.push((s, h)),
                         None => return self.r.malformed(h_at, "empty slot listed"),

@@ -42,7 +42,7 @@ pub(super) fn put_len32(out: &mut Vec<u8>, n: usize) -> Result<(), ProofError> {
 
 /// Reads a step.
 pub(super) fn step(r: &mut Input<'_>) -> Result<Vec<u8>, ProofError> {
-    let at = r.pos;
+    let at = r.pos();
     let n = usize::from(r.byte()?);
     let s = r.take(n)?.to_vec();
     if s.is_empty() {
@@ -53,7 +53,7 @@ pub(super) fn step(r: &mut Input<'_>) -> Result<Vec<u8>, ProofError> {
 
 /// Reads a packed segment list.
 pub(super) fn segments(r: &mut Input<'_>, shape: Shape) -> Result<Vec<u8>, ProofError> {
-    let at = r.pos;
+    let at = r.pos();
     let n = usize::from(r.byte()?);
     let packed = r.take(n)?;
     match segment::unpack(packed, shape.segment_bits()) {
@@ -64,13 +64,13 @@ pub(super) fn segments(r: &mut Input<'_>, shape: Shape) -> Result<Vec<u8>, Proof
 
 /// Reads a 4-byte length prefix and checks that that many bytes are left.
 pub(super) fn len32(r: &mut Input<'_>) -> Result<usize, ProofError> {
-    let at = r.pos;
+    let at = r.pos();
     let n = r.be(4)?;
     if n >= 1 << 30 {
         return r.malformed(at, "length prefix above 2^30 - 1");
     }
-    if n > (r.buf.len() - r.pos) as u64 {
-        return Err(ProofError::Truncated { at: r.buf.len() });
+    if n > (r.end() - r.pos()) as u64 {
+        return Err(ProofError::Truncated { at: r.end() });
     }
     Ok(n as usize)
 }

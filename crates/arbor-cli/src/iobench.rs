@@ -6,12 +6,12 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use arbor_bench::iobench::report::mib;
 use arbor_bench::iobench::{self, LimitMethod, Options};
 use arbor_bench::metrics::dir_bytes;
 use clap::Args;
 
 use crate::error::{CliError, CliResult};
+use crate::units;
 
 /// The least memory or store size the benchmark's size options accept: less cannot hold a
 /// context worth measuring (and is most likely a unit forgotten, `64` meant as 64 MiB).
@@ -63,8 +63,8 @@ fn check_fits_machine(opts: &Options) -> CliResult {
         if opts.cache_bytes >= total {
             return Err(CliError::usage(format!(
                 "--cache-size {} is not below this machine's memory ({}): the page cache cannot be limited to it",
-                mib(opts.cache_bytes),
-                mib(total)
+                units::bytes(opts.cache_bytes),
+                units::bytes(total)
             )));
         }
     }
@@ -85,10 +85,10 @@ fn check_fits_machine(opts: &Options) -> CliResult {
     if needed > free {
         return Err(CliError::failed(format!(
             "the store would grow to {} ({} more) but {} has {} free: choose a smaller --target-size or --cache-size, or another --dir",
-            mib(opts.target_bytes),
-            mib(needed),
+            units::bytes(opts.target_bytes),
+            units::bytes(needed),
             probe.display(),
-            mib(free)
+            units::bytes(free)
         )));
     }
     Ok(())

@@ -23,6 +23,7 @@ mod read;
 mod rev;
 mod snapshot;
 mod trace;
+mod units;
 
 use std::io::{BufWriter, Write};
 use std::process::ExitCode;

@@ -131,6 +131,9 @@ fn revisions_as_git_users_expect() {
     let err = fails(s, &["show", "main~9"], "", 1);
     assert!(err.contains("main~9") && err.contains("3 steps back"), "{err}");
     assert!(fails(s, &["show", "nosuchhead"], "", 1).contains("unknown revision 'nosuchhead'"));
+    // A prefix too short to be taken as one says so, instead of only "no head of that name".
+    let err = fails(s, &["show", &hex[..3]], "", 1);
+    assert!(err.contains("at least 4"), "{err}");
     // Revisions work wherever a commit is taken.
     assert_eq!(ok(s, &["get", "--commit", "main~2", "v"], ""), "01\n");
     let log = ok(s, &["log", "--commit", "main~1", "-n", "2"], "");

@@ -12,6 +12,7 @@ use crate::common::{resolve_commit, StoreArg};
 use crate::error::{CliError, CliResult};
 use crate::json;
 use crate::rev::{parse_rev, Rev};
+use crate::units;
 
 /// Arguments of `arbor gc`.
 #[derive(Args, Debug)]
@@ -70,14 +71,13 @@ impl GcArgs {
             });
             return json::print(out, &v);
         }
-        let mib = |b: u64| b as f64 / (1024.0 * 1024.0);
         writeln!(out, "{:<18}{keep_from}", "kept from")?;
         writeln!(out, "{:<18}log offset {}", "floor", r.floor)?;
         writeln!(out, "{:<18}{}", "commits dropped", r.commits_dropped)?;
-        writeln!(out, "{:<18}{} records, {:.1} MiB", "kept below floor", r.objects_kept, mib(r.bytes_kept))?;
-        writeln!(out, "{:<18}{:.1} MiB", "scanned", mib(r.bytes_scanned))?;
-        writeln!(out, "{:<18}{:.1} MiB", "freed", mib(r.bytes_freed))?;
-        writeln!(out, "{:<18}{:.1} MiB before, {:.1} MiB after", "disk", mib(before), mib(after))?;
+        writeln!(out, "{:<18}{} records, {}", "kept below floor", r.objects_kept, units::bytes(r.bytes_kept))?;
+        writeln!(out, "{:<18}{}", "scanned", units::bytes(r.bytes_scanned))?;
+        writeln!(out, "{:<18}{}", "freed", units::bytes(r.bytes_freed))?;
+        writeln!(out, "{:<18}{} before, {} after", "disk", units::bytes(before), units::bytes(after))?;
         writeln!(
             out,
             "{:<18}{:.2} s (copy {:.2} s, writer paused {:.2} ms)",

@@ -4,12 +4,14 @@
 //! docs/IOBENCH.md.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use arbor_bench::iobench::{self, LimitMethod, Options};
+use arbor_bench::metrics::dir_bytes;
 use clap::Args;
 
 use crate::error::{CliError, CliResult};
+use crate::units;
 
 /// The least memory or store size the benchmark's size options accept: less cannot hold a
 /// context worth measuring (and is most likely a unit forgotten, `64` meant as 64 MiB).
@@ -44,7 +46,52 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         "T" => 40,
         _ => return Err(format!("unknown unit in {text:?}: use K, M, G or T")),
     };
-    Ok((n * (1u64 << shift) as f64) as u64)
+    let bytes = n * (1u64 << shift) as f64;
+    // `as u64` would saturate silently: 99999999999999999999TiB became 16 EiB and iobench
+    // set out to grow a store that size (and a doubled cache size wrapped around).
+    if !bytes.is_finite() || bytes >= u64::MAX as f64 {
+        return Err(format!("{text:?} is too large"));
+    }
+    Ok(bytes as u64)
+}
+
+/// Refuses, before anything is created or deleted, sizes this machine cannot honour: a page
+/// cache as large as its memory cannot be limited, and a store grown past the free space of
+/// `--dir`'s file system would fill it before failing.
+fn check_fits_machine(opts: &Options) -> CliResult {
+    if let Some(total) = arbor_bench::procfs::meminfo_bytes("MemTotal") {
+        if opts.cache_bytes >= total {
+            return Err(CliError::usage(format!(
+                "--cache-size {} is not below this machine's memory ({}): the page cache cannot be limited to it",
+                units::bytes(opts.cache_bytes),
+                units::bytes(total)
+            )));
+        }
+    }
+    // The store a previous run grew is reused: only the rest of the growth needs space.
+    let store = iobench::grow::store_dir(&opts.dir);
+    let grown = if store.exists() { dir_bytes(&store) } else { 0 };
+    let needed = opts.target_bytes.saturating_sub(grown);
+    let mut probe = opts.dir.as_path();
+    while !probe.exists() {
+        probe = match probe.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+    }
+    let fs = rustix::fs::statvfs(probe)
+        .map_err(|e| CliError::failed(format!("cannot read the free space of {}: {e}", probe.display())))?;
+    let free = fs.f_bavail.saturating_mul(fs.f_frsize);
+    if needed > free {
+        return Err(CliError::failed(format!(
+            "the store would grow to {} ({} more) but {} has {} free: choose a smaller --target-size or --cache-size, or another --dir",
+            units::bytes(opts.target_bytes),
+            units::bytes(needed),
+            probe.display(),
+            units::bytes(free)
+        )));
+    }
+    Ok(())
 }
 
 /// Arguments of `arbor iobench`.
@@ -106,7 +153,7 @@ impl IobenchArgs {
         let custom = self.cache_size.is_some() || self.target_size.is_some() || self.values.is_some();
         if let Some(c) = self.cache_size {
             o.cache_bytes = c;
-            o.target_bytes = c * ratio;
+            o.target_bytes = c.saturating_mul(ratio);
         }
         o.target_bytes = self.target_size.unwrap_or(o.target_bytes);
         o.limit = self.limit.unwrap_or(o.limit);
@@ -125,6 +172,7 @@ impl IobenchArgs {
     /// Runs the benchmark, prints the summary and writes the files asked for.
     pub fn run(self, out: &mut dyn Write) -> CliResult {
         let opts = self.options();
+        check_fits_machine(&opts)?;
         if opts.values < arbor_trace::MIN_VALUES {
             return Err(CliError::usage(format!("--values must be at least {}", arbor_trace::MIN_VALUES)));
         }
@@ -166,6 +214,9 @@ mod tests {
         assert_eq!(parse_size("1.5G"), Ok(3 << 29));
         assert_eq!(parse_size("2kb"), Ok(2048));
         assert!(parse_size("12 parsecs").is_err());
+        assert!(parse_size("16777215TiB").is_ok());
+        assert!(parse_size("16777216TiB").unwrap_err().contains("too large"));
+        assert!(parse_size("99999999999999999999TiB").unwrap_err().contains("too large"));
     }
 
     #[test]

@@ -24,6 +24,7 @@ mod repair;
 mod rev;
 mod snapshot;
 mod trace;
+mod units;
 
 use std::io::{BufWriter, Write};
 use std::process::ExitCode;

@@ -101,7 +101,16 @@ impl Rev {
         let hex = name.len() >= MIN_PREFIX && name.bytes().all(|b| b.is_ascii_hexdigit());
         let base58 = name.len() >= 2 + MIN_PREFIX && name.starts_with("Co");
         if !hex && !base58 {
-            return Err(CliError::failed(format!("unknown revision '{name}': no head of that name")));
+            // What looks like a hash prefix, only too short, is told the minimum.
+            let short_hex = !name.is_empty() && name.bytes().all(|b| b.is_ascii_hexdigit());
+            let hint = if short_hex {
+                format!(" (a hex hash prefix needs at least {MIN_PREFIX} digits)")
+            } else if name.starts_with("Co") {
+                format!(" (a `Co…` hash prefix needs at least {MIN_PREFIX} characters after `Co`)")
+            } else {
+                String::new()
+            };
+            return Err(CliError::failed(format!("unknown revision '{name}': no head of that name{hint}")));
         }
         let lower = name.to_ascii_lowercase();
         let matches: Vec<Hash> = store

@@ -256,3 +256,26 @@ fn repair_keeps_the_commits_before_a_cut_and_asks_first() {
     let err = fails(&dir.path().join("missing"), &["repair", "--yes"], "", 1);
     assert!(err.contains("no store at"), "{err}");
 }
+
+#[test]
+fn iobench_refuses_sizes_the_machine_cannot_honour() {
+    let dir = tempfile::tempdir().unwrap();
+    // A --dir that does not exist yet: the free space is that of its nearest ancestor.
+    let d = dir.path().join("new/bench");
+    let d = d.to_str().unwrap();
+    // `--values 5` is refused too, later: a size check that is missing shows as that message
+    // instead of the benchmark setting out to grow an impossible store.
+    for (flag, size, why) in [
+        // Once read as 16 EiB (a saturated cast): a store that size was being grown.
+        ("--cache-size", "99999999999999999999TiB", "too large"),
+        ("--target-size", "16777216TiB", "too large"),
+        ("--cache-size", "1000TiB", "this machine's memory"),
+        ("--target-size", "16000000TiB", "free"),
+    ] {
+        let o = support::run(&["iobench", "--quick", "--values", "5", "--dir", d, flag, size], &[], b"");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(matches!(o.status.code(), Some(1 | 2)), "{flag} {size}: {err}");
+        assert!(err.contains(why), "{flag} {size}: {err}");
+    }
+    assert_eq!(tree_of(dir.path()), Vec::<String>::new());
+}

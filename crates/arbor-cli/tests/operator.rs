@@ -99,6 +99,13 @@ fn human_byte_figures_carry_their_unit() {
     let stats = ok(s, &["stats"], "");
     let line = stats.lines().find(|l| l.starts_with("log size")).unwrap_or_else(|| panic!("{stats}"));
     assert!(line.ends_with(" bytes"), "{line}");
+    // A small store's sizes in a unit that shows them: its 16 KiB on disk once read "0.0 MiB".
+    let gc = ok(s, &["gc", "--keep", "1"], "");
+    let disk = gc.lines().find(|l| l.starts_with("disk")).unwrap_or_else(|| panic!("{gc}"));
+    let json = json(s, &["gc", "--keep", "1"]);
+    assert!(json["disk_bytes_before"].as_u64().unwrap() > 0, "{json}");
+    assert!(!disk.contains(" 0.0 "), "{disk}");
+    assert!(disk.ends_with(" KiB after") || disk.ends_with(" B after"), "{disk}");
 }
 
 #[test]
@@ -124,6 +131,9 @@ fn revisions_as_git_users_expect() {
     let err = fails(s, &["show", "main~9"], "", 1);
     assert!(err.contains("main~9") && err.contains("3 steps back"), "{err}");
     assert!(fails(s, &["show", "nosuchhead"], "", 1).contains("unknown revision 'nosuchhead'"));
+    // A prefix too short to be taken as one says so, instead of only "no head of that name".
+    let err = fails(s, &["show", &hex[..3]], "", 1);
+    assert!(err.contains("at least 4"), "{err}");
     // Revisions work wherever a commit is taken.
     assert_eq!(ok(s, &["get", "--commit", "main~2", "v"], ""), "01\n");
     let log = ok(s, &["log", "--commit", "main~1", "-n", "2"], "");

@@ -98,7 +98,8 @@ fn a_report_records_its_machine_configuration_and_operation_latencies() {
     let env = &report.environment;
     assert!(env.cores >= 1);
     assert!(!env.kernel.is_empty() && !env.git_revision.is_empty() && !env.cpu_model.is_empty());
-    assert_eq!(report.config.get("cache_bytes").map(String::as_str), Some((512u64 << 20).to_string().as_str()));
+    let default_cache = arbor::Config::default().cache_bytes.to_string();
+    assert_eq!(report.config.get("cache_bytes").map(String::as_str), Some(default_cache.as_str()));
     assert_eq!(report.config.get("check").map(String::as_str), Some("true"));
     // Every commit timed, whole and in its parts; every operation seen by some histogram,
     // and one in SAMPLE_EVERY of each kind timed (the first of each run of that many).

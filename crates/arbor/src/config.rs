@@ -62,11 +62,12 @@ pub struct Config {
     pub read_only: bool,
     /// The writer keeps the tree of its last commit in memory for the next block (checking
     /// that commit out returns it); a node stays there this many commits after the last one
-    /// that wrote it, then goes back to the object cache. 0 keeps no working tree. Default
-    /// 32: each eviction walks the whole working tree, so a longer window walks less often
-    /// for little more memory (1,000 blocks of the 1M-value replay, window 8 / 16 / 32 / 64:
-    /// mean block 26.5 / 24.2 / 22.2 / 23.0 ms, p99 54 / 61 / 59 / 75 ms, max RSS 1,168 /
-    /// 1,161 / 1,107 / 936 MiB).
+    /// that wrote it, then goes back to the object cache. 0 keeps no working tree. Each
+    /// checkout visits one of this many shares of the tree for it (`tree::Share`), so every
+    /// node is visited once in this many commits and no block walks the whole tree. Default
+    /// 32, chosen when each eviction walked the whole tree (1,000 blocks of the 1M-value
+    /// replay, window 8 / 16 / 32 / 64: mean block 26.5 / 24.2 / 22.2 / 23.0 ms, p99 54 / 61 /
+    /// 59 / 75 ms, max RSS 1,168 / 1,161 / 1,107 / 936 MiB).
     pub working_commits: u32,
     /// File system to use; the OS one by default, an in-memory fault-injecting one in tests.
     pub fs: Arc<dyn FileSystem>,

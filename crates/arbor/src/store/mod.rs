@@ -70,8 +70,6 @@ struct Working {
     root: Option<Ptr>,
     /// The commit sequence number that wrote it.
     seq: u32,
-    /// The sequence number of its last eviction.
-    evicted_at: u32,
 }
 
 /// A commit that writes more records than this (a bulk load, an import) leaves no working
@@ -189,13 +187,13 @@ impl Store {
         let lent = self.shared.working.lock().as_mut().filter(|w| w.hash == *hash).and_then(|w| {
             let mut root = w.root.take()?;
             let window = self.shared.config.working_commits;
-            // Evicting every `window` commits those older than `window` keeps at most two
-            // windows' worth of written nodes in memory, for a walk every `window` blocks.
-            if w.seq.wrapping_sub(w.evicted_at) >= window {
-                if let Some(source) = &self.ctx.source {
-                    crate::tree::evict(&mut root, w.seq.saturating_sub(window - 1), source.as_ref());
-                }
-                w.evicted_at = w.seq;
+            // Each checkout evicts one of `window` shares of the tree (`tree::Share`), those
+            // older than `window` commits: every node is visited once every `window` commits,
+            // so at most two windows' worth of written nodes stay in memory, and no block
+            // walks all of them.
+            if let Some(source) = &self.ctx.source {
+                let share = crate::tree::Share { index: w.seq % window.max(1), count: window.max(1) };
+                crate::tree::evict(&mut root, w.seq.saturating_sub(window - 1), share, source.as_ref());
             }
             Some(root)
         });
@@ -370,10 +368,7 @@ impl Store {
         }
         let keep = sh.config.working_commits > 0 && stats.objects <= WORKING_MAX_RECORDS;
         let working = match &tree.root {
-            Ptr::Dir(_) if keep => {
-                let evicted_at = sh.working.lock().as_ref().map_or(w.seq, |old| old.evicted_at);
-                Some(Working { hash, root: Some(tree.root.clone()), seq: w.seq, evicted_at })
-            }
+            Ptr::Dir(_) if keep => Some(Working { hash, root: Some(tree.root.clone()), seq: w.seq }),
             _ => None,
         };
         // A previous working tree nobody checked out is freed here, inside the commit (it is
@@ -571,5 +566,85 @@ impl Drop for Shared {
                 let _ = self.write_control(w);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::VecDeque;
+    use std::sync::Arc;
+
+    use arbor_core::toolbox::SplitMix64;
+
+    use crate::io::MemFs;
+    use crate::tree::{DirBody, IPtr, Inode, InodeBody, Ptr};
+    use crate::{Config, Store};
+
+    /// Nodes (directories and inodes) in memory below `ptr`, `ptr` included.
+    fn in_memory(ptr: &Ptr) -> u64 {
+        fn inode(i: &Inode) -> u64 {
+            1 + match &i.body {
+                InodeBody::Values(entries) => entries.iter().map(|(_, c)| in_memory(c)).sum::<u64>(),
+                InodeBody::Tree(slots) => slots
+                    .iter()
+                    .map(|s| match s {
+                        IPtr::Mem(sub) => inode(sub),
+                        _ => 0,
+                    })
+                    .sum(),
+            }
+        }
+        match ptr {
+            Ptr::Dir(d) => match &d.body {
+                DirBody::Flat(entries) => 1 + entries.iter().map(|(_, c)| in_memory(c)).sum::<u64>(),
+                DirBody::Large(root) => 1 + inode(root),
+            },
+            _ => 0,
+        }
+    }
+
+    /// The working tree holds no more than what the last two windows of commits wrote, though
+    /// each checkout visits one share of it: blocks touching different accounts each time
+    /// would otherwise keep every account they ever touched in memory.
+    #[test]
+    fn the_working_tree_stays_within_two_windows_of_writes() {
+        let window = 4u32;
+        let fs = MemFs::new();
+        let config = Config::default().with_fs(Arc::new(fs)).with_working_commits(window);
+        let store = Store::open_with("/s", config).unwrap();
+        let id = |n: u64| format!("{:040x}", arbor_core::toolbox::splitmix::mix64(n));
+        let mut tree = store.empty();
+        for n in 0..3_000 {
+            tree.add_mut(&["index", &id(n), "balance"], &n.to_le_bytes()).unwrap();
+        }
+        let (mut head, base) = store.commit_with_stats(&tree, &[], 0, b"t", b"base").unwrap();
+        // A tree the caller holds keeps its nodes from being evicted.
+        drop(tree);
+        // Records each commit wrote, newest last.
+        let mut written: VecDeque<u64> = VecDeque::from([base.objects]);
+        let mut rng = SplitMix64::new(3);
+        let mut late_peak = 0;
+        for block in 1..=60i64 {
+            let mut tree = store.checkout(&head).unwrap();
+            let resident = in_memory(&tree.root);
+            let bound: u64 = written.iter().rev().take(2 * window as usize).sum();
+            assert!(
+                resident <= bound + 4,
+                "block {block}: {resident} nodes in memory, the last {} commits wrote {bound}",
+                2 * window
+            );
+            if block > 2 * i64::from(window) {
+                late_peak = late_peak.max(resident);
+            }
+            for _ in 0..40 {
+                let n = rng.below(3_000);
+                tree.add_mut(&["index", &id(n), "balance"], &(block as u64).to_le_bytes()).unwrap();
+            }
+            let (h, stats) = store.commit_with_stats(&tree, &[head], block, b"t", b"block").unwrap();
+            written.push_back(stats.objects);
+            head = h;
+        }
+        // Eviction did happen: once two windows have passed, the base is out of memory.
+        assert!(late_peak < base.objects / 2, "{late_peak} nodes in memory, base {}", base.objects);
     }
 }

@@ -11,7 +11,7 @@ use std::sync::{Arc, OnceLock};
 
 use arbor_core::{ChildKind, Hash, InodeConfig};
 
-pub(crate) use evict::evict;
+pub(crate) use evict::{evict, Share};
 use mutate::Outcome;
 pub(crate) use node::{
     Dir, DirBody, DiskPtr, Entry, Evicted, IPtr, Inode, InodeBody, Lineage, Persisted, Ptr, Source, Value,

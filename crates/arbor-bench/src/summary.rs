@@ -88,6 +88,9 @@ pub struct ReplaySummary {
     pub load_seconds: f64,
     /// Values loaded as initial state.
     pub load_values: u64,
+    /// The initial state was loaded by another process (`arbor bench`), so the blocks were
+    /// timed in a process that holds nothing the load left behind.
+    pub load_separate: bool,
     /// Seconds spent replaying blocks (sum of block times).
     pub replay_seconds: f64,
     /// Transactions per second of block time.
@@ -243,7 +246,8 @@ impl ReplaySummary {
 impl std::fmt::Display for ReplaySummary {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let mb = |b: f64| b / (1024.0 * 1024.0);
-        writeln!(f, "initial state   {} values loaded in {:.2} s", self.load_values, self.load_seconds)?;
+        let by = if self.load_separate { " (by a process of its own)" } else { "" };
+        writeln!(f, "initial state   {} values loaded in {:.2} s{by}", self.load_values, self.load_seconds)?;
         writeln!(f, "blocks          {}  ({} operations, {} transactions)", self.blocks, self.ops, self.transactions)?;
         writeln!(f, "replay time     {:.2} s", self.replay_seconds)?;
         writeln!(f, "throughput      {:.0} TPS, {:.0} operations/s", self.tps, self.ops_per_second)?;

@@ -175,6 +175,27 @@ fn a_path_deeper_than_the_maximum_is_refused_naming_the_line() {
     assert!(err.contains("8000 steps"), "{err}");
 }
 
+/// The blocks are timed in a process that did not load the initial state (issue 11's
+/// honest-bench requirement): the load runs as `arbor replay --blocks 0` of its own, and
+/// the summary says so with the values it loaded.
+#[test]
+fn the_bench_loads_in_a_process_of_its_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let args = ["bench", "--quiet", "--blocks", "3", "--state-size", "10000", "--cycle-length", "10", "--out"];
+    let mut all = args.to_vec();
+    all.push(out.to_str().unwrap());
+    let o = support::run(&all, &[], b"");
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let line = text.lines().find(|l| l.starts_with("initial state")).unwrap_or_else(|| panic!("{text}"));
+    assert!(line.contains(" 10000 values loaded in "), "{line}");
+    assert!(line.ends_with("(by a process of its own)"), "{line}");
+    assert!(text.contains("blocks          3 "), "{text}");
+    // The load's own report is not left behind.
+    assert!(!out.join("load.json").exists());
+}
+
 #[test]
 fn bench_deletes_only_a_store_it_made() {
     let dir = tempfile::tempdir().unwrap();

@@ -306,18 +306,44 @@ impl Store {
         let waited = std::mem::take(&mut w.waited);
         w.log.maybe_roll(&sh.loader.log, sh.config.chunk_bytes)?;
         crash_point(CrashPoint::CommitBeforeObjects);
-        // Hash first, from the root down: the top of the changed tree is hashed in parallel
-        // (`prehash`), which writing children-first would otherwise do one node at a time.
         let started = Instant::now();
-        let tree_hash = tree.hash();
-        let hashed = Instant::now();
         w.seq = w.seq.wrapping_add(1);
         let mut p = sh.persister(&mut w.log, w.seq);
-        let root = match &tree.root {
-            Ptr::Dir(d) => p.dir(d)?,
-            Ptr::Disk(d) if d.kind == arbor_core::ChildKind::Node => p.kept(d.offset)?,
-            _ => unreachable!("checked to be a directory before writing"),
-        };
+        // The changed tree is hashed by the pool, part by part (`hash_units`), while this
+        // thread writes it children first; the writer takes each part's hashes as the pool
+        // finishes it (or hashes a part itself, on this thread alone, if the pool has not
+        // started it). A tree with fewer than two such parts is hashed first, from the root
+        // down, its top in parallel (`prehash`), then written.
+        let units = crate::tree::hash_units(&tree.root);
+        let (written, hashed) = std::thread::scope(|scope| {
+            let pool = (units.len() >= 2).then(|| {
+                scope.spawn(|| {
+                    use rayon::prelude::*;
+                    units.par_iter().for_each(|u| {
+                        u.hash();
+                    });
+                    Instant::now()
+                })
+            });
+            let mut write = || match &tree.root {
+                Ptr::Dir(d) => p.dir(d),
+                Ptr::Disk(d) if d.kind == arbor_core::ChildKind::Node => p.kept(d.offset),
+                _ => unreachable!("checked to be a directory before writing"),
+            };
+            let written = match pool {
+                Some(_) => crate::tree::hashing_alone(write),
+                None => {
+                    tree.hash();
+                    write()
+                }
+            };
+            // A part the pool was still on when its writing needed it was waited for; the
+            // pool is done with every part by the time the root is written.
+            let hashed = pool.map_or_else(Instant::now, |h| h.join().unwrap_or_else(|_| Instant::now()));
+            (written, hashed)
+        });
+        let root = written?;
+        let tree_hash = tree.hash();
         p.note(root);
         let mut stats = p.stats;
         sh.note_gc_roots(p.below_floor);
@@ -345,12 +371,12 @@ impl Store {
         let offset = w.log.append_scratch(kind::COMMIT)?;
         let hash = commit_hash(&tree_hash, parents, date, author, message);
         w.log.flush()?;
-        let written = Instant::now();
+        let written_at = Instant::now();
         crash_point(CrashPoint::CommitAfterWrite);
         let synced = w.sync_by_policy(sh.config.durability)?;
         crash_point(CrashPoint::CommitAfterSync);
         stats.hashing = hashed - started;
-        stats.writing = written - hashed;
+        stats.writing = written_at - started;
         stats.syncing = waited + synced;
         w.index.append(&hash, offset)?;
         sh.loader.log.set_end(w.log.pos());

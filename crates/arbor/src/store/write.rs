@@ -20,9 +20,11 @@ pub struct WriteStats {
     pub inlined: u64,
     /// Of the records written, those written as deltas of an earlier record.
     pub deltas: u64,
-    /// Hashing the tree (its changed nodes).
+    /// Hashing the tree (its changed nodes), from the commit's start. When the pool hashes
+    /// the tree's parts while the commit writes it, this overlaps `writing`.
     pub hashing: Duration,
-    /// Encoding the changed nodes and the commit record and handing them to the file.
+    /// Encoding the changed nodes and the commit record and handing them to the file, from
+    /// the commit's start (hashing included where the writer waited for it).
     pub writing: Duration,
     /// Waiting for durability: the fdatasync of this commit (`EveryCommit`, or `Interval`
     /// when due), or under `Pipelined` the wait for the previous commit's sync plus starting
@@ -248,7 +250,15 @@ impl Persister<'_> {
                 for (n, s) in slots.iter().enumerate().filter(|(n, _)| listed & (1 << n) != 0) {
                     children.push(match s {
                         IPtr::Empty => None,
-                        IPtr::Mem(sub) => Some((self.inode_offset(sub)?, *sub.hash())),
+                        IPtr::Mem(sub) => {
+                            if i.depth == 0 {
+                                // A part the pool may be hashing (`tree::hash_units`): its hashes
+                                // are taken whole before it is written, so that this thread does
+                                // not hash inside a part beside the pool.
+                                sub.hash();
+                            }
+                            Some((self.inode_offset(sub)?, *sub.hash()))
+                        }
                         IPtr::Disk { offset, hash } => Some((self.kept(*offset)?, *hash)),
                     });
                     debug_assert!(base.is_some() || children.last().is_some_and(Option::is_some), "slot {n}");

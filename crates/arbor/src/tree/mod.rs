@@ -14,7 +14,8 @@ use arbor_core::{ChildKind, Hash, InodeConfig};
 pub(crate) use evict::{evict, Share};
 use mutate::Outcome;
 pub(crate) use node::{
-    Dir, DirBody, DiskPtr, Entry, Evicted, IPtr, Inode, InodeBody, Lineage, Persisted, Ptr, Source, Value,
+    hash_units, hashing_alone, Dir, DirBody, DiskPtr, Entry, Evicted, IPtr, Inode, InodeBody, Lineage, Persisted, Ptr,
+    Source, Value,
 };
 pub(crate) use ops::{search, Ctx};
 pub use walk::{Depth, Order};
@@ -111,6 +112,16 @@ impl Tree {
 
     /// The Tezos context hash of this tree (Tezos `Context.Tree.hash`).
     pub fn hash(&self) -> Hash {
+        // The parts below the large directories are hashed on the pool side by side, the rest
+        // (a few directories above them) on this thread; with fewer than two parts, from the
+        // root down, each directory's changed subdirectories side by side.
+        let units = node::hash_units(&self.root);
+        if units.len() >= 2 {
+            use rayon::prelude::*;
+            units.par_iter().for_each(|u| {
+                u.hash();
+            });
+        }
         *self.root.hash()
     }
 

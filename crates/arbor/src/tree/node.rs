@@ -380,11 +380,43 @@ enum Dirty<'a> {
     Inode(&'a Arc<Inode>),
 }
 
+thread_local! {
+    /// Set while this thread hashes without handing work to the pool ([`hashing_alone`]).
+    static HASHING_ALONE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f` with every hash this thread computes computed on this thread alone, none handed
+/// to the pool.
+///
+/// For a thread that writes a commit while the pool hashes parts of the same tree
+/// ([`hash_units`]): a thread that waited for the pool while it computes a node's hash could
+/// wait forever if every pool thread were waiting for that node (a subtree shared by two
+/// parts). Without that wait, every wait is for a node below the one being computed, and
+/// nodes below cannot wait for those above them.
+pub(crate) fn hashing_alone<R>(f: impl FnOnce() -> R) -> R {
+    struct Reset(bool);
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            HASHING_ALONE.with(|a| a.set(self.0));
+        }
+    }
+    let _reset = Reset(HASHING_ALONE.with(|a| a.replace(true)));
+    f()
+}
+
 /// Computes the hashes of several changed subtrees in parallel before their parent needs
 /// them: hashing is most of a commit's CPU time, and the top of a tree is where independent
 /// subtrees are large. Below the top, hashing stays on the calling thread.
+///
+/// Only a thread outside the pool spreads work: a pool thread that waited inside a hash for
+/// work it had handed out could pick up, meanwhile, another part that needs the very node it
+/// is computing (a subtree shared by two parts) and wait for itself. The parts a tree is cut
+/// into for the pool (`hash_units`) keep both pool threads busy without that.
 fn prehash<'a>(dirty: impl Iterator<Item = Dirty<'a>>) {
     use rayon::prelude::*;
+    if HASHING_ALONE.with(std::cell::Cell::get) || rayon::current_thread_index().is_some() {
+        return;
+    }
     let dirty: Vec<Dirty<'a>> = dirty.collect();
     if dirty.len() < 2 {
         return;
@@ -397,6 +429,43 @@ fn prehash<'a>(dirty: impl Iterator<Item = Dirty<'a>>) {
             i.hash();
         }
     });
+}
+
+/// The parts of a changed tree that can be hashed apart from each other while the commit
+/// writes it: below the first large directory on each changed path (`contracts/index`,
+/// `big_maps/index`, ...), the changed children of its root inode, in slot order (the order
+/// the writer meets them). Nothing below them is searched, nothing above them is a part.
+pub(crate) fn hash_units(root: &Ptr) -> Vec<Arc<Inode>> {
+    fn dir(d: &Dir, out: &mut Vec<Arc<Inode>>) {
+        if d.cached_hash().is_some() {
+            return;
+        }
+        match &d.body {
+            DirBody::Flat(entries) => {
+                for (_, child) in entries {
+                    if let Ptr::Dir(sub) = child {
+                        dir(sub, out);
+                    }
+                }
+            }
+            DirBody::Large(root) => {
+                if let InodeBody::Tree(slots) = &root.body {
+                    for slot in slots {
+                        if let IPtr::Mem(sub) = slot {
+                            if sub.hash.get().is_none() && !out.iter().any(|u| Arc::ptr_eq(u, sub)) {
+                                out.push(sub.clone());
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let mut out = Vec::new();
+    if let Ptr::Dir(d) = root {
+        dir(d, &mut out);
+    }
+    out
 }
 
 /// An iterator with a known length, for hashing functions that write the count first.

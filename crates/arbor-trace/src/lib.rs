@@ -46,6 +46,7 @@ pub mod format;
 pub mod irmin;
 mod op_ref;
 mod profile;
+mod repr;
 mod rng;
 pub mod stats;
 mod tezos;

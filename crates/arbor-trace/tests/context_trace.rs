@@ -542,6 +542,12 @@ fn a_cut_last_row_is_counted_and_a_row_without_commit_in_the_middle_refused() {
     let (blocks, s) = import(&rows);
     assert_eq!((blocks.len(), s.unfinished_events, s.header_blocks), (1, 2, 2));
 
+    // A file cut inside its last row: the whole rows are imported, the cut is reported.
+    let bytes = file(&rows);
+    let (trace, s) = import_context_trace(&bytes[..bytes.len() - 3], Vec::new(), "t").unwrap();
+    assert_eq!((s.rows, s.blocks, s.cut_row, s.unfinished_events), (1, 1, true, 0));
+    assert!(TraceReader::new(trace.as_slice()).unwrap().next_block().unwrap().is_some());
+
     let rows = [rows[1].clone(), rows[0].clone()];
     let (block, event, reason) = import_err(&rows);
     assert_eq!((block, event), (0, Some(2)), "{reason}");

@@ -57,6 +57,23 @@ impl<R: Read> ContextTraceReader<R> {
             reason: reason.to_string(),
         })
     }
+
+    /// As [`ContextTraceReader::next_row`], but a file that ends inside a row ends there (a
+    /// recording cut at a byte count); [`ContextTraceReader::ended_inside_a_row`] tells.
+    pub fn next_row_or_cut(&mut self) -> Result<Option<BlockRow>> {
+        let block = self.file.rows_read();
+        let Some(bytes) = self.file.next_row_or_cut()? else { return Ok(None) };
+        BlockRow::decode(bytes).map(Some).map_err(|(event, reason)| TraceError::ContextTrace {
+            block,
+            event: Some(event),
+            reason: reason.to_string(),
+        })
+    }
+
+    /// Whether [`ContextTraceReader::next_row_or_cut`] met the end of the file inside a row.
+    pub fn ended_inside_a_row(&self) -> bool {
+        self.file.ended_inside_a_row()
+    }
 }
 
 /// Writes a replayable Octez context trace (for tests and tools that build one).

@@ -58,6 +58,9 @@ pub struct ContextImportSummary {
     pub undone_writes: u64,
     /// Events of a last row that ends before its commit, left out.
     pub unfinished_events: u64,
+    /// Whether the file ends inside a row (a recording cut at a byte count): the rows before
+    /// it are imported, the partial one is not.
+    pub cut_row: bool,
 }
 
 impl ContextImportSummary {
@@ -795,7 +798,7 @@ pub fn import_context_trace<R: Read, W: Write>(
     };
     // A row that ended before its commit: only the last row may (a recording cut short).
     let mut open_row: Option<(u64, u64)> = None;
-    while let Some(row) = reader.next_row()? {
+    while let Some(row) = reader.next_row_or_cut()? {
         let index = reader.rows_read() - 1;
         if let Some((block, events)) = open_row {
             return Err(fault(block, events, "the row ends without a commit, and more rows follow"));
@@ -821,5 +824,6 @@ pub fn import_context_trace<R: Read, W: Write>(
     if let Some((_, events)) = open_row {
         imp.summary.unfinished_events = events;
     }
+    imp.summary.cut_row = reader.ended_inside_a_row();
     Ok((writer.finish()?, imp.summary))
 }

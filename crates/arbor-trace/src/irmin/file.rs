@@ -47,6 +47,20 @@ impl<R: Read> IrminReader<R> {
         let Some(bytes) = self.file.next_row()? else { return Ok(None) };
         Row::decode(bytes).map(Some).map_err(|e| irmin(row, e.to_string()))
     }
+
+    /// As [`IrminReader::next_row`], but a file that ends inside a row ends there, as
+    /// irmin-bench's replayer reads it (it reads only the rows it needs, and the recordings
+    /// published for it are cut at a byte count); [`IrminReader::ended_inside_a_row`] tells.
+    pub fn next_row_or_cut(&mut self) -> Result<Option<Row>> {
+        let row = self.file.rows_read();
+        let Some(bytes) = self.file.next_row_or_cut()? else { return Ok(None) };
+        Row::decode(bytes).map(Some).map_err(|e| irmin(row, e.to_string()))
+    }
+
+    /// Whether [`IrminReader::next_row_or_cut`] met the end of the file inside a row.
+    pub fn ended_inside_a_row(&self) -> bool {
+        self.file.ended_inside_a_row()
+    }
 }
 
 /// Writes an irmin-bench replayable trace (for tests and tools that build

@@ -26,6 +26,8 @@ pub(crate) struct ReprReader<R> {
     rows: u64,
     buf: Vec<u8>,
     fault: Fault,
+    /// Whether the file ended inside a row (read by [`ReprReader::next_row_or_cut`]).
+    cut: bool,
 }
 
 impl<R: Read> ReprReader<R> {
@@ -38,8 +40,8 @@ impl<R: Read> ReprReader<R> {
             return Err(fault(0, format!("not {name} (magic is not {magic})")));
         }
         let version = i32::from_be_bytes([head[8], head[9], head[10], head[11]]);
-        let mut reader = ReprReader { r, rows: 0, buf: Vec::new(), fault };
-        let Some(len) = reader.read_varint()? else {
+        let mut reader = ReprReader { r, rows: 0, buf: Vec::new(), fault, cut: false };
+        let Prefix::Len(len) = reader.read_varint()? else {
             return Err(fault(0, "the file ends before its header".into()));
         };
         let header = reader.read_body(len, "the file ends inside its header")?.to_vec();
@@ -52,12 +54,53 @@ impl<R: Read> ReprReader<R> {
     }
 
     /// The next row's bytes; `None` at the end of the file (a file cut between rows reads as
-    /// a shorter trace).
+    /// a shorter trace, one cut inside a row is an error).
     pub(crate) fn next_row(&mut self) -> Result<Option<&[u8]>> {
-        let Some(len) = self.read_varint()? else { return Ok(None) };
+        let len = match self.read_varint()? {
+            Prefix::Len(len) => len,
+            Prefix::End => return Ok(None),
+            Prefix::Cut => return Err((self.fault)(self.rows, "the file ends inside a length prefix".into())),
+        };
         self.read_body(len, "the file ends inside a row")?;
         self.rows += 1;
         Ok(Some(&self.buf))
+    }
+
+    /// As [`ReprReader::next_row`], but a file that ends inside a row ends there: the
+    /// recordings Tarides published are cut at a byte count, and their replayer reads only
+    /// the rows it needs. [`ReprReader::ended_inside_a_row`] tells afterwards.
+    pub(crate) fn next_row_or_cut(&mut self) -> Result<Option<&[u8]>> {
+        if self.cut {
+            return Ok(None);
+        }
+        let (row, fault) = (self.rows, self.fault);
+        let len = match self.read_varint()? {
+            Prefix::Len(len) => len,
+            Prefix::End => return Ok(None),
+            Prefix::Cut => {
+                self.cut = true;
+                return Ok(None);
+            }
+        };
+        if len > MAX_ROW {
+            return Err(fault(row, format!("length {len} exceeds the {MAX_ROW}-byte limit")));
+        }
+        self.buf.resize(len as usize, 0);
+        match self.r.read_exact(&mut self.buf) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {
+                self.cut = true;
+                return Ok(None);
+            }
+            Err(e) => return Err(e.into()),
+        }
+        self.rows += 1;
+        Ok(Some(&self.buf))
+    }
+
+    /// Whether [`ReprReader::next_row_or_cut`] met the end of the file inside a row.
+    pub(crate) fn ended_inside_a_row(&self) -> bool {
+        self.cut
     }
 
     fn read_body(&mut self, len: u64, cut: &str) -> Result<&[u8]> {
@@ -70,8 +113,8 @@ impl<R: Read> ReprReader<R> {
         Ok(&self.buf)
     }
 
-    /// A varint read byte by byte; `None` when the input ends before its first byte.
-    fn read_varint(&mut self) -> Result<Option<u64>> {
+    /// A length prefix read byte by byte.
+    fn read_varint(&mut self) -> Result<Prefix> {
         let (row, fault, r) = (self.rows, self.fault, &mut self.r);
         let mut read = 0;
         let v = leb128::read_u64_from(|| {
@@ -81,20 +124,28 @@ impl<R: Read> ReprReader<R> {
                     read += 1;
                     Ok(b[0])
                 }
-                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof && read == 0 => Err(None),
-                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {
-                    Err(Some(fault(row, "the file ends inside a length prefix".into())))
-                }
-                Err(e) => Err(Some(e.into())),
+                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => Err(None),
+                Err(e) => Err(Some(e)),
             }
         });
         match v {
-            Ok(Some(v)) => Ok(Some(v)),
+            Ok(Some(v)) => Ok(Prefix::Len(v)),
             Ok(None) => Err(fault(row, "length prefix larger than 64 bits".into())),
-            Err(None) => Ok(None),
-            Err(Some(e)) => Err(e),
+            Err(None) if read == 0 => Ok(Prefix::End),
+            Err(None) => Ok(Prefix::Cut),
+            Err(Some(e)) => Err(e.into()),
         }
     }
+}
+
+/// What a row's length prefix held.
+enum Prefix {
+    /// The row's length.
+    Len(u64),
+    /// The file ended before it: no more rows.
+    End,
+    /// The file ended inside it.
+    Cut,
 }
 
 fn read_exact(r: &mut impl Read, buf: &mut [u8], cut: impl FnOnce() -> TraceError) -> Result<()> {

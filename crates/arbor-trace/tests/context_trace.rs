@@ -560,3 +560,41 @@ fn a_cut_last_row_is_counted_and_a_row_without_commit_in_the_middle_refused() {
     assert_eq!((block, event), (1, Some(0)));
     assert!(reason.contains("earlier block"), "{reason}");
 }
+
+#[test]
+fn truncations_and_random_bytes_are_refused_or_read_without_a_panic() {
+    let rows = [
+        row(
+            1,
+            vec![
+                checkout(1, t(1)),
+                Event::Add { ctx: t(1), key: key("a"), value: vec![1; 40], out: t(2) },
+                commit(t(2), 2),
+            ],
+        ),
+        row(2, vec![checkout(2, t(3)), Event::FindTree { ctx: t(3), key: key("a"), out: Some(t(4)) }, commit(t(3), 3)]),
+    ];
+    let good = file(&rows);
+    for cut in 0..good.len() {
+        let _ = import_context_trace(&good[..cut], Vec::new(), "t");
+    }
+    // Every byte of the rows replaced by every value: an error or a trace, never a panic.
+    let header_len = 13 + good[12] as usize;
+    let mut bad = good.clone();
+    for i in header_len..good.len() {
+        for b in [0x00, 0x01, 0x21, 0x7f, 0x80, 0xff] {
+            bad[i] = b;
+            let _ = import_context_trace(bad.as_slice(), Vec::new(), "t");
+        }
+        bad[i] = good[i];
+    }
+    // A chain of grafts far deeper than the importer follows is refused, not a stack overflow.
+    let mut evs = vec![checkout(1, t(1)), Event::Tree(TreeEvent::Empty { ctx: t(1), out: t(10) })];
+    for i in 0..100_000 {
+        evs.push(Event::Tree(TreeEvent::AddTree { tree: t(10 + i), key: key("a"), sub: t(10 + i), out: t(11 + i) }));
+    }
+    evs.push(Event::AddTree { ctx: t(1), key: key("x"), tree: t(100_010), out: t(2) });
+    evs.push(commit(t(2), 2));
+    let (_, _, reason) = import_err(&[row(1, evs)]);
+    assert!(reason.contains("nest too deeply"), "{reason}");
+}

@@ -52,12 +52,33 @@ pub(super) struct EditNode {
     edit: Edit,
 }
 
+impl Drop for EditNode {
+    /// Unlinks the chain of older edits one by one: dropping it recursively would take stack
+    /// in proportion to its length, which a trace chooses.
+    fn drop(&mut self) {
+        let mut prev = self.prev.take();
+        while let Some(rc) = prev {
+            match Rc::try_unwrap(rc) {
+                Ok(mut node) => prev = node.prev.take(),
+                // Still shared: whoever holds it drops it later.
+                Err(_) => break,
+            }
+        }
+    }
+}
+
 /// A tree: its base, then its edits.
 #[derive(Clone, Debug)]
 pub(super) struct TreeVal {
     pub(super) base: Base,
     edits: Option<Rc<EditNode>>,
+    /// How deeply grafts nest in it (0: none).
+    nest: u32,
 }
+
+/// Deepest nesting of grafts followed: far beyond what a node builds, and a bound on the
+/// stack a hostile trace can make the importer use (walks recurse into grafts).
+const MAX_NEST: u32 = 256;
 
 /// The final content of a tree built in memory.
 pub(super) enum Concrete {
@@ -88,12 +109,20 @@ pub(super) fn join(a: &[Vec<u8>], b: &[Vec<u8>]) -> Path {
 impl TreeVal {
     /// A tree with no edits.
     pub(super) fn of(base: Base) -> TreeVal {
-        TreeVal { base, edits: None }
+        TreeVal { base, edits: None, nest: 0 }
     }
 
     /// This tree with one more edit.
     pub(super) fn with(&self, path: Path, edit: Edit) -> TreeVal {
-        TreeVal { base: self.base.clone(), edits: Some(Rc::new(EditNode { prev: self.edits.clone(), path, edit })) }
+        let nest = match &edit {
+            Edit::Graft(g) => self.nest.max(g.nest + 1),
+            _ => self.nest,
+        };
+        if nest > MAX_NEST {
+            return TreeVal::of(Base::Unknown("a tree whose grafts nest too deeply to follow"));
+        }
+        let edits = Some(Rc::new(EditNode { prev: self.edits.clone(), path, edit }));
+        TreeVal { base: self.base.clone(), edits, nest }
     }
 
     /// The edits, oldest first.
@@ -254,6 +283,12 @@ mod tests {
         // A tree with a context as its base is not known whole.
         let c = TreeVal::of(Base::Ctx { epoch: 0, at: 0, path: p("data") });
         assert!(c.with(p("k"), Edit::Set(v("1"))).concrete().is_none());
+        // Grafts nested beyond the limit are not followed (nor recursed into).
+        let mut deep = TreeVal::of(Base::Empty);
+        for _ in 0..=MAX_NEST {
+            deep = TreeVal::of(Base::Empty).with(p("a"), Edit::Graft(deep));
+        }
+        assert!(matches!(deep.base, Base::Unknown(_)));
     }
 
     #[test]

@@ -22,22 +22,6 @@ fn key(s: &str) -> Vec<Vec<u8>> {
     s.split('/').filter(|x| !x.is_empty()).map(|x| x.as_bytes().to_vec()).collect()
 }
 
-fn row(level: i64, ops: Vec<Event>) -> BlockRow {
-    BlockRow {
-        level,
-        tzop_count: 0,
-        tzop_count_tx: 0,
-        tzop_count_contract: 0,
-        tz_gas_used: 0,
-        tz_storage_size: 0,
-        tz_cycle_snapshot: 0,
-        tz_time: 0,
-        tz_solvetime: 0,
-        ops,
-        uses_patch_context: false,
-    }
-}
-
 fn flat(entries: &[(&str, ChildKind, Hash)]) -> Hash {
     flat_node_hash(entries.iter().map(|(s, k, h)| (s.as_bytes(), *k, h)))
 }
@@ -61,7 +45,7 @@ fn octez_trace(dir: &Path, second: Option<Hash>) -> PathBuf {
     let h1 = second.unwrap_or_else(|| commit_hash(&root1, &[h0], 130, b"Tezos", b"lvl 1"));
     let out = |h: Hash| HashOut { start: StartOut::FirstInstantiation, end: ScopeEnd::WillReoccur, hash: h.0.to_vec() };
     let rows = [
-        row(
+        BlockRow::new(
             0,
             vec![
                 Event::Init { readonly: false },
@@ -69,7 +53,7 @@ fn octez_trace(dir: &Path, second: Option<Hash>) -> PathBuf {
                 Event::CommitGenesisEnd { hash: out(h0) },
             ],
         ),
-        row(
+        BlockRow::new(
             1,
             vec![
                 Event::Checkout {
@@ -174,7 +158,7 @@ fn a_cut_file_imports_its_whole_rows_and_a_refused_one_leaves_no_file() {
     let input = dir.path().join("graft.trace");
     let header = Header { initial_block: None, last_block: (4, vec![2; 32]), block_count: 1 };
     let mut w = ContextTraceWriter::new(std::fs::File::create(&input).unwrap(), &header).unwrap();
-    w.write_row(&row(4, fold_graft)).unwrap();
+    w.write_row(&BlockRow::new(4, fold_graft)).unwrap();
     w.finish().unwrap();
     let out = dir.path().join("refused.trace");
     let args =

@@ -38,19 +38,7 @@ fn commit(ctx: Tracked, h: u8) -> Event {
 }
 
 fn row(level: i64, ops: Vec<Event>) -> BlockRow {
-    BlockRow {
-        level,
-        tzop_count: 4,
-        tzop_count_tx: 3,
-        tzop_count_contract: 1,
-        tz_gas_used: 0,
-        tz_storage_size: 0,
-        tz_cycle_snapshot: 0,
-        tz_time: 0,
-        tz_solvetime: 0,
-        ops,
-        uses_patch_context: false,
-    }
+    BlockRow { tzop_count: 4, tzop_count_tx: 3, tzop_count_contract: 1, ..BlockRow::new(level, ops) }
 }
 
 fn file(rows: &[BlockRow]) -> Vec<u8> {

@@ -1058,6 +1058,23 @@ impl Event {
 }
 
 impl BlockRow {
+    /// A row of these events, the explorer figures unknown (0), without `patch_context`.
+    pub fn new(level: i64, ops: Vec<Event>) -> BlockRow {
+        BlockRow {
+            level,
+            tzop_count: 0,
+            tzop_count_tx: 0,
+            tzop_count_contract: 0,
+            tz_gas_used: 0,
+            tz_storage_size: 0,
+            tz_cycle_snapshot: 0,
+            tz_time: 0,
+            tz_solvetime: 0,
+            ops,
+            uses_patch_context: false,
+        }
+    }
+
     /// Appends the row's binary form (without its length prefix).
     pub fn encode(&self, buf: &mut Vec<u8>) {
         for n in [

@@ -4,7 +4,7 @@ use std::io::{Read, Write};
 
 use super::events::{BlockRow, Header};
 use crate::error::{Result, TraceError};
-use crate::repr::{ReprReader, ReprWriter};
+use crate::repr::{AtCut, ReprReader, ReprWriter};
 
 /// The first eight bytes of a replayable Octez context trace.
 pub const CONTEXT_TRACE_MAGIC: &[u8; 8] = b"TezosRep";
@@ -47,22 +47,20 @@ impl<R: Read> ContextTraceReader<R> {
         self.file.rows_read()
     }
 
-    /// The next row; `None` at the end of the file.
+    /// The next row; `None` at the end of the file (one cut inside a row is an error).
     pub fn next_row(&mut self) -> Result<Option<BlockRow>> {
-        let block = self.file.rows_read();
-        let Some(bytes) = self.file.next_row()? else { return Ok(None) };
-        BlockRow::decode(bytes).map(Some).map_err(|(event, reason)| TraceError::ContextTrace {
-            block,
-            event: Some(event),
-            reason: reason.to_string(),
-        })
+        self.read(AtCut::Fail)
     }
 
     /// As [`ContextTraceReader::next_row`], but a file that ends inside a row ends there (a
     /// recording cut at a byte count); [`ContextTraceReader::ended_inside_a_row`] tells.
     pub fn next_row_or_cut(&mut self) -> Result<Option<BlockRow>> {
+        self.read(AtCut::End)
+    }
+
+    fn read(&mut self, at_cut: AtCut) -> Result<Option<BlockRow>> {
         let block = self.file.rows_read();
-        let Some(bytes) = self.file.next_row_or_cut()? else { return Ok(None) };
+        let Some(bytes) = self.file.next_row(at_cut)? else { return Ok(None) };
         BlockRow::decode(bytes).map(Some).map_err(|(event, reason)| TraceError::ContextTrace {
             block,
             event: Some(event),

@@ -4,7 +4,7 @@ use std::io::{Read, Write};
 
 use super::rows::Row;
 use crate::error::{Result, TraceError};
-use crate::repr::{ReprReader, ReprWriter};
+use crate::repr::{AtCut, ReprReader, ReprWriter};
 
 /// The first eight bytes of an irmin-bench replayable trace.
 pub const IRMIN_MAGIC: &[u8; 8] = b"IrmRepBT";
@@ -41,19 +41,22 @@ impl<R: Read> IrminReader<R> {
     }
 
     /// The next row; `None` at the end of the file (the format has no end
-    /// marker: a file cut between rows reads as a shorter trace).
+    /// marker: a file cut between rows reads as a shorter trace, one cut inside a row is an
+    /// error).
     pub fn next_row(&mut self) -> Result<Option<Row>> {
-        let row = self.file.rows_read();
-        let Some(bytes) = self.file.next_row()? else { return Ok(None) };
-        Row::decode(bytes).map(Some).map_err(|e| irmin(row, e.to_string()))
+        self.read(AtCut::Fail)
     }
 
     /// As [`IrminReader::next_row`], but a file that ends inside a row ends there, as
     /// irmin-bench's replayer reads it (it reads only the rows it needs, and the recordings
     /// published for it are cut at a byte count); [`IrminReader::ended_inside_a_row`] tells.
     pub fn next_row_or_cut(&mut self) -> Result<Option<Row>> {
+        self.read(AtCut::End)
+    }
+
+    fn read(&mut self, at_cut: AtCut) -> Result<Option<Row>> {
         let row = self.file.rows_read();
-        let Some(bytes) = self.file.next_row_or_cut()? else { return Ok(None) };
+        let Some(bytes) = self.file.next_row(at_cut)? else { return Ok(None) };
         Row::decode(bytes).map(Some).map_err(|e| irmin(row, e.to_string()))
     }
 

@@ -16,6 +16,15 @@ use arbor_core::leb128;
 /// cannot make the reader allocate gigabytes.
 const MAX_ROW: u64 = 256 << 20;
 
+/// What [`ReprReader::next_row`] does with a file that ends inside a row.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum AtCut {
+    /// Fails, naming the row.
+    Fail,
+    /// Ends there, as at the end of a whole row.
+    End,
+}
+
 /// Builds the error of one format from a row index (0 for the preamble and header) and a
 /// reason.
 pub(crate) type Fault = fn(u64, String) -> TraceError;
@@ -26,7 +35,7 @@ pub(crate) struct ReprReader<R> {
     rows: u64,
     buf: Vec<u8>,
     fault: Fault,
-    /// Whether the file ended inside a row (read by [`ReprReader::next_row_or_cut`]).
+    /// Whether the file ended inside a row (read with [`AtCut::End`]).
     cut: bool,
 }
 
@@ -53,23 +62,11 @@ impl<R: Read> ReprReader<R> {
         self.rows
     }
 
-    /// The next row's bytes; `None` at the end of the file (a file cut between rows reads as
-    /// a shorter trace, one cut inside a row is an error).
-    pub(crate) fn next_row(&mut self) -> Result<Option<&[u8]>> {
-        let len = match self.read_varint()? {
-            Prefix::Len(len) => len,
-            Prefix::End => return Ok(None),
-            Prefix::Cut => return Err((self.fault)(self.rows, "the file ends inside a length prefix".into())),
-        };
-        self.read_body(len, "the file ends inside a row")?;
-        self.rows += 1;
-        Ok(Some(&self.buf))
-    }
-
-    /// As [`ReprReader::next_row`], but a file that ends inside a row ends there: the
-    /// recordings Tarides published are cut at a byte count, and their replayer reads only
-    /// the rows it needs. [`ReprReader::ended_inside_a_row`] tells afterwards.
-    pub(crate) fn next_row_or_cut(&mut self) -> Result<Option<&[u8]>> {
+    /// The next row's bytes; `None` at the end of the file. A file cut between rows reads as
+    /// a shorter trace; one cut inside a row is an error, or its end with [`AtCut::End`]:
+    /// the recordings Tarides published are cut at a byte count, and their replayer reads
+    /// only the rows it needs ([`ReprReader::ended_inside_a_row`] tells afterwards).
+    pub(crate) fn next_row(&mut self, at_cut: AtCut) -> Result<Option<&[u8]>> {
         if self.cut {
             return Ok(None);
         }
@@ -77,6 +74,9 @@ impl<R: Read> ReprReader<R> {
         let len = match self.read_varint()? {
             Prefix::Len(len) => len,
             Prefix::End => return Ok(None),
+            Prefix::Cut if at_cut == AtCut::Fail => {
+                return Err(fault(row, "the file ends inside a length prefix".into()));
+            }
             Prefix::Cut => {
                 self.cut = true;
                 return Ok(None);
@@ -88,9 +88,12 @@ impl<R: Read> ReprReader<R> {
         self.buf.resize(len as usize, 0);
         match self.r.read_exact(&mut self.buf) {
             Ok(()) => {}
-            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {
+            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof && at_cut == AtCut::End => {
                 self.cut = true;
                 return Ok(None);
+            }
+            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {
+                return Err(fault(row, "the file ends inside a row".into()));
             }
             Err(e) => return Err(e.into()),
         }
@@ -98,7 +101,7 @@ impl<R: Read> ReprReader<R> {
         Ok(Some(&self.buf))
     }
 
-    /// Whether [`ReprReader::next_row_or_cut`] met the end of the file inside a row.
+    /// Whether [`ReprReader::next_row`] met the end of the file inside a row.
     pub(crate) fn ended_inside_a_row(&self) -> bool {
         self.cut
     }

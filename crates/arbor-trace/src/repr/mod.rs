@@ -10,4 +10,4 @@ mod bin;
 mod file;
 
 pub(crate) use bin::*;
-pub(crate) use file::{ReprReader, ReprWriter};
+pub(crate) use file::{AtCut, ReprReader, ReprWriter};

@@ -126,11 +126,15 @@ fn progress_bar(blocks: Option<u64>, quiet: bool) -> ProgressBar {
     bar
 }
 
-/// Whether the file begins with the magic of irmin-bench's replayable traces.
-fn starts_with_irmin_magic(path: &Path) -> bool {
+/// The `arbor trace import` format of a file another tool wrote, told by its magic.
+fn import_format_of(path: &Path) -> Option<&'static str> {
     let mut head = [0u8; 8];
-    File::open(path).and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head)).is_ok()
-        && &head == arbor_trace::irmin::IRMIN_MAGIC
+    File::open(path).and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head)).ok()?;
+    match &head {
+        h if h == arbor_trace::irmin::IRMIN_MAGIC => Some("irmin"),
+        h if h == arbor_trace::context_trace::CONTEXT_TRACE_MAGIC => Some("octez-context-trace"),
+        _ => None,
+    }
 }
 
 /// The mean time per block of the blocks replayed so far, for the progress bar (one block's
@@ -236,9 +240,11 @@ fn run_replay(
     out: &mut dyn Write,
 ) -> CliResult<ReplayReport> {
     let reader = TraceReader::new(BufReader::with_capacity(1 << 20, File::open(trace)?)).map_err(|e| {
-        let irmin = matches!(e, arbor_trace::TraceError::BadMagic) && starts_with_irmin_magic(trace);
-        let hint =
-            if irmin { " (an irmin-bench trace: convert it with `arbor trace import --from irmin`)" } else { "" };
+        let other = if matches!(e, arbor_trace::TraceError::BadMagic) { import_format_of(trace) } else { None };
+        let hint = match other {
+            Some(f) => format!(" (a trace of another tool: convert it with `arbor trace import --from {f}`)"),
+            None => String::new(),
+        };
         CliError::failed(format!("{}: {e}{hint}", trace.display()))
     })?;
     let total = reader.header().source.param("blocks").and_then(|b| b.parse::<u64>().ok());

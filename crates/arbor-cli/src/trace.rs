@@ -121,6 +121,9 @@ fn print_summary(out: &mut dyn Write, s: &GenerateSummary, path: &std::path::Pat
 enum ImportFormat {
     /// irmin-bench's replayable trace (magic `IrmRepBT`, version 0), as Tarides recorded Octez.
     Irmin,
+    /// tezos-context-trace's replayable actions trace (magic `TezosRep`, version 0): Octez's
+    /// `tezos_context` calls, block by block.
+    OctezContextTrace,
 }
 
 /// Arguments of `arbor trace import`.
@@ -138,15 +141,25 @@ struct ImportArgs {
 
 impl ImportArgs {
     fn run(self, out: &mut dyn Write) -> CliResult {
-        let ImportFormat::Irmin = self.from;
         let input = File::open(&self.input)
             .map_err(|e| CliError::failed(format!("cannot open {}: {e}", self.input.display())))?;
         let output = File::create(&self.out)
             .map_err(|e| CliError::failed(format!("cannot create {}: {e}", self.out.display())))?;
-        let description = format!("imported from the irmin-bench replayable trace {}", self.input.display());
-        let result = arbor_trace::irmin::import_irmin(BufReader::new(input), BufWriter::new(output), &description)
-            .and_then(|(w, s)| w.into_inner().map_err(|e| TraceError::Io(e.into_error())).map(|_| s));
-        let s = match result {
+        let (input, output) = (BufReader::new(input), BufWriter::new(output));
+        let flush = |w: BufWriter<File>| w.into_inner().map_err(|e| TraceError::Io(e.into_error())).map(|_| ());
+        let result = match self.from {
+            ImportFormat::Irmin => {
+                let description = format!("imported from the irmin-bench replayable trace {}", self.input.display());
+                arbor_trace::irmin::import_irmin(input, output, &description)
+                    .and_then(|(w, s)| flush(w).map(|()| Imported::Irmin(s)))
+            }
+            ImportFormat::OctezContextTrace => {
+                let description = format!("imported from the Octez context trace {}", self.input.display());
+                arbor_trace::context_trace::import_context_trace(input, output, &description)
+                    .and_then(|(w, s)| flush(w).map(|()| Imported::Octez(s)))
+            }
+        };
+        let imported = match result {
             Ok(s) => s,
             Err(e) => {
                 // Leave no partial trace behind: a reader would take it for a truncated one.
@@ -155,18 +168,56 @@ impl ImportArgs {
             }
         };
         writeln!(out, "trace           {}", self.out.display())?;
-        writeln!(out, "rows            {}", s.rows)?;
-        writeln!(out, "blocks          {} ({} with a recorded commit hash)", s.blocks, s.hashes)?;
-        writeln!(out, "operations      {}", s.ops)?;
-        if s.unfinished_ops > 0 {
-            writeln!(
-                out,
-                "not imported    {} operations after the last commit (no commit to check them by)",
-                s.unfinished_ops
-            )?;
+        match imported {
+            Imported::Irmin(s) => {
+                writeln!(out, "rows            {}", s.rows)?;
+                writeln!(out, "blocks          {} ({} with a recorded commit hash)", s.blocks, s.hashes)?;
+                writeln!(out, "operations      {}", s.ops)?;
+                if s.unfinished_ops > 0 {
+                    writeln!(
+                        out,
+                        "not imported    {} operations after the last commit (no commit to check them by)",
+                        s.unfinished_ops
+                    )?;
+                }
+                if s.cut_row {
+                    writeln!(out, "not imported    the file ends inside row {} (a recording cut short)", s.rows)?;
+                }
+            }
+            Imported::Octez(s) => print_octez_summary(out, &s)?,
         }
         Ok(())
     }
+}
+
+/// What an import read, by format.
+enum Imported {
+    Irmin(arbor_trace::irmin::ImportSummary),
+    Octez(arbor_trace::context_trace::ContextImportSummary),
+}
+
+fn print_octez_summary(
+    out: &mut dyn Write,
+    s: &arbor_trace::context_trace::ContextImportSummary,
+) -> std::io::Result<()> {
+    writeln!(out, "rows            {} (the header says {})", s.rows, s.header_blocks)?;
+    writeln!(out, "events          {}", s.events)?;
+    writeln!(out, "blocks          {} ({} with a recorded commit hash)", s.blocks, s.hashes)?;
+    writeln!(out, "operations      {}", s.ops)?;
+    if s.undone_writes > 0 {
+        writeln!(out, "left out        {} writes on contexts no commit kept (undone operations)", s.undone_writes)?;
+    }
+    if s.unfinished_events > 0 {
+        writeln!(out, "not imported    {} events of a last block cut before its commit", s.unfinished_events)?;
+    }
+    if s.cut_row {
+        writeln!(out, "not imported    the file ends inside row {} (a recording cut short)", s.rows)?;
+    }
+    writeln!(out, "not expressible {} events", s.not_expressed_total())?;
+    for (what, n) in &s.not_expressed {
+        writeln!(out, "  {n:>12}  {what}")?;
+    }
+    Ok(())
 }
 
 /// Arguments of `arbor trace stats`.

@@ -49,6 +49,17 @@ pub enum TraceError {
         /// What exactly was wrong.
         reason: String,
     },
+    /// An Octez context trace (`tezos-context-trace`'s replayable actions trace) is
+    /// malformed, or a block's commit depends on something an arbor trace cannot express.
+    ContextTrace {
+        /// Zero-based index of the row (block) at fault, counted after the header; 0 when the
+        /// preamble or the header is at fault.
+        block: u64,
+        /// Zero-based index of the event at fault within its row, when one is.
+        event: Option<u64>,
+        /// What exactly was wrong.
+        reason: String,
+    },
 }
 
 impl TraceError {
@@ -76,6 +87,12 @@ impl fmt::Display for TraceError {
             TraceError::InvalidInput(r) => write!(f, "invalid trace input: {r}"),
             TraceError::InvalidParams(r) => write!(f, "invalid generator parameters: {r}"),
             TraceError::Irmin { row, reason } => write!(f, "irmin trace, row {row}: {reason}"),
+            TraceError::ContextTrace { block, event: Some(e), reason } => {
+                write!(f, "Octez context trace, block {block}, event {e}: {reason}")
+            }
+            TraceError::ContextTrace { block, event: None, reason } => {
+                write!(f, "Octez context trace, block {block}: {reason}")
+            }
         }
     }
 }

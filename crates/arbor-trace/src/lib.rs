@@ -10,6 +10,8 @@
 //! - [`stats()`]: a summary of any trace, printed next to those figures.
 //! - [`irmin`]: irmin-bench's replayable traces, read, written, and imported
 //!   as arbor traces.
+//! - [`context_trace`]: Octez context traces (`tezos-context-trace`'s replayable
+//!   actions traces), read, written, and imported as arbor traces.
 //!
 //! A replay loads the initial state the header names, then applies each
 //! block's operations to its store and checks every recorded result:
@@ -41,11 +43,13 @@
 //! ```
 #![forbid(unsafe_code)]
 
+pub mod context_trace;
 pub mod error;
 pub mod format;
 pub mod irmin;
 mod op_ref;
 mod profile;
+mod repr;
 mod rng;
 pub mod stats;
 mod tezos;

@@ -141,3 +141,25 @@ fn operations_after_the_last_commit_are_counted_not_written() {
     assert!(r.next_block().unwrap().is_some());
     assert!(r.next_block().unwrap().is_none());
 }
+
+#[test]
+fn a_file_cut_inside_a_row_imports_up_to_its_last_whole_row() {
+    let rows = [
+        add("a", 0, 1),
+        commit(1, [3; 32], vec![]),
+        Row::Checkout { hash: Scope::Keep(vec![3; 32]), out: Scope::Keep(2) },
+    ];
+    let whole = file(&rows);
+    // Cut inside the checkout, as the recordings published for irmin-bench are.
+    let (trace, s) = import_irmin(&whole[..whole.len() - 5], Vec::new(), "t").unwrap();
+    assert_eq!((s.rows, s.blocks, s.cut_row), (2, 1, true));
+    let mut r = arbor_trace::TraceReader::new(trace.as_slice()).unwrap();
+    assert_eq!(r.next_block().unwrap().unwrap().commit.hash, Some([3; 32]));
+    // The whole file is not cut; the strict reader still refuses the cut one.
+    let (_, s) = import_irmin(whole.as_slice(), Vec::new(), "t").unwrap();
+    assert_eq!((s.rows, s.cut_row), (3, false));
+    let mut r = IrminReader::new(&whole[..whole.len() - 5]).unwrap();
+    r.next_row().unwrap();
+    r.next_row().unwrap();
+    assert!(r.next_row().is_err());
+}

@@ -31,6 +31,9 @@ pub struct ImportSummary {
     /// ends inside a block, and a block without its commit cannot be
     /// checked (irmin-bench's own replayer drops them too).
     pub unfinished_ops: u64,
+    /// Whether the file ends inside a row (a recording cut at a byte count): the rows before
+    /// it are imported, the partial one is not.
+    pub cut_row: bool,
 }
 
 /// The author Octez gives every commit; irmin-bench traces do not record it.
@@ -82,7 +85,7 @@ pub fn import_irmin<R: Read, W: Write>(input: R, output: W, description: &str) -
     let mut last_commit: Option<[u8; 32]> = None;
     // Before the first checkout, operations build on the empty tree.
     let mut open = Some(Open { parent: Parent::Genesis, base: None, head: GENESIS_CONTEXT });
-    while let Some(row) = reader.next_row()? {
+    while let Some(row) = reader.next_row_or_cut()? {
         let at = reader.rows_read() - 1;
         summary.rows += 1;
         if let Row::Checkout { hash, out } = &row {
@@ -167,5 +170,6 @@ pub fn import_irmin<R: Read, W: Write>(input: R, output: W, description: &str) -
         }
     }
     summary.unfinished_ops = enc.op_count();
+    summary.cut_row = reader.ended_inside_a_row();
     Ok((writer.finish()?, summary))
 }

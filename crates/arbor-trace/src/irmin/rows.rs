@@ -13,6 +13,7 @@
 //!   (any other byte reads as true; writers use `ff`).
 
 use crate::format::DecodeResult;
+use crate::repr::{boolean, case, int64, key, put_bool, put_case, put_int64, put_key, put_str, str};
 use arbor_core::leb128;
 use arbor_core::toolbox::Cursor;
 
@@ -139,36 +140,21 @@ const COMMIT: u64 = 7;
 const FORGET: u64 = 0;
 const KEEP: u64 = 1;
 
-fn put_i64(buf: &mut Vec<u8>, v: i64) {
-    buf.extend_from_slice(&v.to_be_bytes());
-}
-
-fn put_bool(buf: &mut Vec<u8>, v: bool) {
-    buf.push(if v { 0xff } else { 0x00 });
-}
-
-fn put_key(buf: &mut Vec<u8>, key: &[Vec<u8>]) {
-    leb128::write_u64(buf, key.len() as u64);
-    for step in key {
-        leb128::write_bytes(buf, step);
-    }
-}
-
 fn put_scope<T>(buf: &mut Vec<u8>, s: &Scope<T>, put: impl Fn(&mut Vec<u8>, &T)) {
     let (case, v) = match s {
         Scope::Forget(v) => (FORGET, v),
         Scope::Keep(v) => (KEEP, v),
     };
-    leb128::write_u64(buf, case);
+    put_case(buf, case);
     put(buf, v);
 }
 
 fn put_ctx(buf: &mut Vec<u8>, s: &Scope<ContextId>) {
-    put_scope(buf, s, |b, v| put_i64(b, *v));
+    put_scope(buf, s, |b, v| put_int64(b, *v));
 }
 
 fn put_hash(buf: &mut Vec<u8>, s: &Scope<Vec<u8>>) {
-    put_scope(buf, s, |b, v| leb128::write_bytes(b, v));
+    put_scope(buf, s, |b, v| put_str(b, v));
 }
 
 impl Row {
@@ -176,25 +162,25 @@ impl Row {
     pub fn encode(&self, buf: &mut Vec<u8>) {
         match self {
             Row::Checkout { hash, out } => {
-                leb128::write_u64(buf, CHECKOUT);
+                put_case(buf, CHECKOUT);
                 put_hash(buf, hash);
                 put_ctx(buf, out);
             }
             Row::Add { key, value, input, out } => {
-                leb128::write_u64(buf, ADD);
+                put_case(buf, ADD);
                 put_key(buf, key);
-                leb128::write_bytes(buf, value);
+                put_str(buf, value);
                 put_ctx(buf, input);
                 put_ctx(buf, out);
             }
             Row::Remove { key, input, out } => {
-                leb128::write_u64(buf, REMOVE);
+                put_case(buf, REMOVE);
                 put_key(buf, key);
                 put_ctx(buf, input);
                 put_ctx(buf, out);
             }
             Row::Copy { from, to, input, out } => {
-                leb128::write_u64(buf, COPY);
+                put_case(buf, COPY);
                 put_key(buf, from);
                 put_key(buf, to);
                 put_ctx(buf, input);
@@ -208,16 +194,16 @@ impl Row {
                     Row::Mem { .. } => MEM,
                     _ => MEM_TREE,
                 };
-                leb128::write_u64(buf, case);
+                put_case(buf, case);
                 put_key(buf, key);
                 put_bool(buf, *result);
                 put_ctx(buf, input);
             }
             Row::Commit { hash, date, message, parents, input } => {
-                leb128::write_u64(buf, COMMIT);
+                put_case(buf, COMMIT);
                 put_hash(buf, hash);
-                put_i64(buf, *date);
-                leb128::write_bytes(buf, message);
+                put_int64(buf, *date);
+                put_str(buf, message);
                 leb128::write_u64(buf, parents.len() as u64);
                 for p in parents {
                     put_hash(buf, p);
@@ -230,9 +216,9 @@ impl Row {
     /// Decodes one row, which must take exactly the whole of `bytes`.
     pub fn decode(bytes: &[u8]) -> DecodeResult<Row> {
         let mut c = Cursor::new(bytes);
-        let row = match c.leb128()? {
+        let row = match case(&mut c)? {
             CHECKOUT => Row::Checkout { hash: hash(&mut c)?, out: ctx(&mut c)? },
-            ADD => Row::Add { key: key(&mut c)?, value: c.bytes()?.to_vec(), input: ctx(&mut c)?, out: ctx(&mut c)? },
+            ADD => Row::Add { key: key(&mut c)?, value: str(&mut c)?, input: ctx(&mut c)?, out: ctx(&mut c)? },
             REMOVE => Row::Remove { key: key(&mut c)?, input: ctx(&mut c)?, out: ctx(&mut c)? },
             COPY => Row::Copy { from: key(&mut c)?, to: key(&mut c)?, input: ctx(&mut c)?, out: ctx(&mut c)? },
             FIND => Row::Find { key: key(&mut c)?, found: boolean(&mut c)?, input: ctx(&mut c)? },
@@ -241,7 +227,7 @@ impl Row {
             COMMIT => {
                 let hash = hash(&mut c)?;
                 let date = int64(&mut c)?;
-                let message = c.bytes()?.to_vec();
+                let message = str(&mut c)?;
                 let n = c.count()?;
                 let mut parents = Vec::with_capacity(n.min(16));
                 for _ in 0..n {
@@ -258,28 +244,8 @@ impl Row {
     }
 }
 
-fn int64(c: &mut Cursor<'_>) -> DecodeResult<i64> {
-    let b = c.take(8)?;
-    let mut a = [0u8; 8];
-    a.copy_from_slice(b);
-    Ok(i64::from_be_bytes(a))
-}
-
-fn boolean(c: &mut Cursor<'_>) -> DecodeResult<bool> {
-    Ok(c.u8()? != 0)
-}
-
-fn key(c: &mut Cursor<'_>) -> DecodeResult<Key> {
-    let n = c.count()?;
-    let mut k = Vec::with_capacity(n.min(64));
-    for _ in 0..n {
-        k.push(c.bytes()?.to_vec());
-    }
-    Ok(k)
-}
-
 fn scope<T>(c: &mut Cursor<'_>, read: impl Fn(&mut Cursor<'_>) -> DecodeResult<T>) -> DecodeResult<Scope<T>> {
-    match c.leb128()? {
+    match case(c)? {
         FORGET => Ok(Scope::Forget(read(c)?)),
         KEEP => Ok(Scope::Keep(read(c)?)),
         _ => Err("unknown scope case (expected 0 Forget or 1 Keep)"),
@@ -291,7 +257,7 @@ fn ctx(c: &mut Cursor<'_>) -> DecodeResult<Scope<ContextId>> {
 }
 
 fn hash(c: &mut Cursor<'_>) -> DecodeResult<Scope<Vec<u8>>> {
-    scope(c, |c| Ok(c.bytes()?.to_vec()))
+    scope(c, str)
 }
 
 #[cfg(test)]

@@ -26,8 +26,88 @@ pub enum Corruption {
         /// Kind byte found.
         found: u8,
     },
-    /// A record's body does not decode.
-    BadEncoding(&'static str),
+    /// A chunk or prefix file's header names another store: a file of another store was put
+    /// in this one's directory.
+    ForeignStore {
+        /// The uid of the store being opened (its control file's, or its first chunk's).
+        store_uid: u64,
+        /// The uid the file's header carries.
+        file_uid: u64,
+    },
+    /// A chunk header's start offset is not the one its file name gives: the file was renamed
+    /// or its header damaged, so the global offsets of its records cannot be trusted.
+    ChunkStart {
+        /// The start offset the header carries.
+        header: u64,
+    },
+    /// A prefix file's header or footer disagrees with what names it (its file name, the
+    /// control file).
+    PrefixMismatch {
+        /// The field that differs: `"generation"` or `"floor"`.
+        field: &'static str,
+        /// The value its file name or the control file gives.
+        expected: u64,
+        /// The value the prefix file carries.
+        found: u64,
+    },
+    /// A prefix file's offset map does not fit between its header and footer, or one of its
+    /// entries is out of order or outside the records it maps.
+    PrefixMap {
+        /// Where the footer says the map starts.
+        map_at: u64,
+        /// How many entries the footer says the map has.
+        count: u64,
+        /// The first bad entry, or None when the map's bounds themselves are wrong.
+        entry: Option<u64>,
+    },
+    /// A record's length prefix is malformed or too large to address.
+    RecordLength,
+    /// A field of a record body (or of the control file) runs past its end, or a varint in it
+    /// is malformed.
+    ShortBody,
+    /// Bytes follow the last field of a record body (or of the control file).
+    TrailingBytes {
+        /// How many.
+        extra: usize,
+    },
+    /// A field holds a value the format does not allow: an unknown entry tag or flag, an
+    /// empty step, a slot outside the inode, an inode of a size its kind cannot have, a head
+    /// name that is not UTF-8, an impossible inode configuration.
+    InvalidField {
+        /// Which field, in words.
+        field: &'static str,
+        /// The value found (for a head name that is not UTF-8: the first bad byte).
+        value: u64,
+    },
+    /// The bindings of a directory or inode, the changes of a delta, or the entries of a
+    /// prefix map are not in strictly increasing order (a repeat included).
+    OutOfOrder {
+        /// What is out of order: `"bindings"`, `"changes"`, `"prefix map entries"`.
+        what: &'static str,
+        /// Index of the first one not greater than its predecessor.
+        index: usize,
+    },
+    /// A directory or inode records a binding count that differs from the bindings it holds
+    /// (a delta's result, or the sum of an inode's children).
+    CountMismatch {
+        /// The count the record carries.
+        recorded: u64,
+        /// The count its contents give.
+        actual: u64,
+    },
+    /// An inode record carries a depth other than where its parent places it.
+    InodeDepth {
+        /// The depth its parent places it at.
+        expected: u32,
+        /// The depth the record carries.
+        found: u64,
+    },
+    /// A delta record's base is not a full record of the delta's kind (a FLAT_DIR for a
+    /// directory delta, an INODE_VALUES or INODE_TREE at the same depth for an inode delta).
+    DeltaBase {
+        /// Global log offset of the base the delta names.
+        base: u64,
+    },
     /// A file header or control file has the wrong magic bytes.
     BadMagic,
     /// An object's recomputed hash differs from the hash its parent records.
@@ -52,7 +132,36 @@ impl std::fmt::Display for Corruption {
             Corruption::UnexpectedRecordKind { expected, found } => {
                 write!(f, "expected a {expected} record, found kind {found:#04x}")
             }
-            Corruption::BadEncoding(what) => write!(f, "bad encoding: {what}"),
+            Corruption::ForeignStore { store_uid, file_uid } => write!(
+                f,
+                "file belongs to another store (its header names store {file_uid:#018x}, this store is {store_uid:#018x})"
+            ),
+            Corruption::ChunkStart { header } => {
+                write!(f, "chunk header starts at offset {header}, not where its file name says")
+            }
+            Corruption::PrefixMismatch { field, expected, found } => {
+                write!(f, "prefix {field} is {found}, expected {expected}")
+            }
+            Corruption::PrefixMap { map_at, count, entry: None } => {
+                write!(f, "prefix map of {count} entries at {map_at} does not fit between the header and the footer")
+            }
+            Corruption::PrefixMap { count, entry: Some(i), .. } => {
+                write!(f, "prefix map entry {i} of {count} is out of order or outside the records")
+            }
+            Corruption::RecordLength => write!(f, "record length prefix is malformed or too large"),
+            Corruption::ShortBody => write!(f, "a field runs past the end of the body or is malformed"),
+            Corruption::TrailingBytes { extra } => write!(f, "{extra} trailing bytes after the last field"),
+            Corruption::InvalidField { field, value } => write!(f, "invalid {field}: {value}"),
+            Corruption::OutOfOrder { what, index } => write!(f, "{what} out of order at index {index}"),
+            Corruption::CountMismatch { recorded, actual } => {
+                write!(f, "count of {recorded} bindings recorded, {actual} held")
+            }
+            Corruption::InodeDepth { expected, found } => {
+                write!(f, "inode at an unexpected depth ({found}, expected {expected})")
+            }
+            Corruption::DeltaBase { base } => {
+                write!(f, "delta whose base at offset {base} is not a full record of its kind")
+            }
             Corruption::BadMagic => write!(f, "bad magic bytes"),
             Corruption::HashMismatch { expected, actual } => {
                 write!(f, "hash mismatch (recorded {expected:?}, recomputed {actual:?})")

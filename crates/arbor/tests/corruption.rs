@@ -522,3 +522,103 @@ fn pristine_stores_pass_fsck() {
         check_values_and_hash(&store.checkout(h).unwrap(), m, InodeConfig::TEZOS);
     }
 }
+
+/// Recomputes the CRC-32C in the last 4 bytes of `bytes[range]` over the bytes before it, so
+/// a deliberate change is seen as what it is rather than as a checksum mismatch.
+fn reseal(bytes: &mut [u8], range: std::ops::Range<usize>) {
+    let crc = crc32c::crc32c(&bytes[range.start..range.end - 4]);
+    bytes[range.end - 4..range.end].copy_from_slice(&crc.to_le_bytes());
+}
+
+/// The kind of corruption an open or read reports, for the typed checks below.
+fn corruption<T: std::fmt::Debug>(r: arbor::Result<T>, what: &str) -> arbor::Corruption {
+    match r {
+        Err(Error::Corrupt { kind, .. }) => kind,
+        other => panic!("{what}: expected a corruption error, got {other:?}"),
+    }
+}
+
+#[test]
+fn damage_is_reported_as_what_it_is() {
+    use arbor::Corruption;
+    let fs = MemFs::new();
+    let store = Store::open_with(DIR, common::mem_config(&fs)).unwrap();
+    // A directory of two one-byte values: one FLAT_DIR record of a known body.
+    let tree = store.empty().add(&["d", "a"], b"x").unwrap().add(&["d", "b"], b"y").unwrap();
+    let h = store.commit(&tree, &[], 0, "Tezos", "").unwrap();
+    store.clone().close().unwrap();
+    let files = store_files(&fs);
+    let chunk_at = files.iter().position(|f| f.0.starts_with("pack")).unwrap();
+    let control_at = files.iter().position(|f| f.0 == Path::new("control")).unwrap();
+    let open = |files: &[(PathBuf, Vec<u8>)]| Store::open_with(DIR, Config::default().with_fs(Arc::new(disk(files))));
+
+    // A chunk renamed: its header still says it starts at 0.
+    let mut f = files.clone();
+    f[chunk_at].0 = PathBuf::from("pack").join(format!("{:020}.chunk", 4096));
+    assert_eq!(corruption(open(&f), "renamed chunk"), Corruption::ChunkStart { header: 0 });
+
+    // A chunk header naming another store (with a valid checksum).
+    let mut f = files.clone();
+    let uid = u64::from_le_bytes(f[chunk_at].1[20..28].try_into().unwrap());
+    f[chunk_at].1[20..28].copy_from_slice(&(uid ^ 1).to_le_bytes());
+    reseal(&mut f[chunk_at].1, 0..32);
+    assert_eq!(corruption(open(&f), "foreign chunk"), Corruption::ForeignStore { store_uid: uid, file_uid: uid ^ 1 });
+
+    // A control file whose inode configuration cannot be (40 entries; at most 32).
+    let mut f = files.clone();
+    let control = &mut f[control_at].1;
+    control[32..36].copy_from_slice(&40u32.to_le_bytes());
+    let n = control.len();
+    reseal(control, 0..n);
+    assert_eq!(
+        corruption(open(&f), "control inode configuration"),
+        Corruption::InvalidField { field: "inode entries", value: 40 }
+    );
+
+    // The directory's record with its two bindings swapped, resealed: out of order at 1.
+    let mut f = files.clone();
+    let body = [2u8, 2, b'a', 0, 1, b'x', 2, b'b', 0, 1, b'y'];
+    let mut frame = vec![0x02, body.len() as u8];
+    frame.extend_from_slice(&body);
+    let chunk = &mut f[chunk_at].1;
+    let at = chunk.windows(frame.len()).position(|w| w == frame).expect("the directory's record");
+    // Frame: kind, length, then the body (steps at body bytes 2 and 7).
+    chunk[at + 4] = b'b';
+    chunk[at + 9] = b'a';
+    reseal(chunk, at..at + frame.len() + 4);
+    let damaged = open(&f).unwrap();
+    let tree = damaged.checkout(&h).unwrap();
+    assert_eq!(
+        corruption(tree.find(&["d", "a"]), "swapped bindings"),
+        Corruption::OutOfOrder { what: "bindings", index: 1 }
+    );
+    let report = damaged.fsck();
+    assert!(report.errors.iter().any(|e| e.contains("bindings out of order at index 1")), "{:?}", report.errors);
+}
+
+#[test]
+fn a_prefix_of_another_generation_is_reported() {
+    use arbor::{Corruption, GcMode};
+    let fs = MemFs::new();
+    let store = Store::open_with(DIR, common::mem_config(&fs)).unwrap();
+    let mut tree = store.empty();
+    let mut commits = Vec::new();
+    for n in 0..4u64 {
+        tree = apply_tree(tree, &block_ops(5, n, 20));
+        let parents: Vec<Hash> = commits.last().copied().into_iter().collect();
+        commits.push(store.commit(&tree, &parents, n as i64, "Tezos", "").unwrap());
+    }
+    store.gc_blocking(&commits[2], GcMode::Drop).unwrap();
+    store.clone().close().unwrap();
+    let files = store_files(&fs);
+    let prefix_at = files.iter().position(|f| f.0.to_string_lossy().starts_with("pack/prefix-")).expect("a prefix");
+    let generation = u64::from_le_bytes(files[prefix_at].1[20..28].try_into().unwrap());
+    let mut f = files.clone();
+    f[prefix_at].1[20..28].copy_from_slice(&(generation + 7).to_le_bytes());
+    reseal(&mut f[prefix_at].1, 0..32);
+    let r = Store::open_with(DIR, Config::default().with_fs(Arc::new(disk(&f))));
+    assert_eq!(
+        corruption(r, "prefix generation"),
+        Corruption::PrefixMismatch { field: "generation", expected: generation, found: generation + 7 }
+    );
+}

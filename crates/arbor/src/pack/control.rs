@@ -11,7 +11,7 @@ use std::path::Path;
 
 use arbor_core::{leb128, Hash, InodeConfig};
 
-use super::record::Reader;
+use super::record::{invalid, utf8, DecodeError, Reader};
 use crate::error::{io_err, Corruption, Error, Result};
 use crate::io::{FileSystem, OpenOptions};
 
@@ -121,7 +121,7 @@ impl Control {
             return Err(corrupt(16 + len, Corruption::Checksum { stored, computed }));
         }
         let mut r = Reader::new(&bytes[16..16 + len]);
-        let parse = |r: &mut Reader<'_>| -> std::result::Result<Control, &'static str> {
+        let parse = |r: &mut Reader<'_>| -> std::result::Result<Control, DecodeError> {
             let uid = r.u64_le()?;
             let generation = r.u64_le()?;
             let entries = u32::from_le_bytes(r.bytes(4)?.try_into().expect("4"));
@@ -131,30 +131,31 @@ impl Control {
             let last_commit = match r.u8()? {
                 0 => None,
                 1 => Some((r.hash()?, r.u64_le()?)),
-                _ => return Err("bad last-commit flag"),
+                f => return Err(invalid("last-commit flag", f)),
             };
             let n = r.len()?;
             let mut heads = Vec::with_capacity(n);
             for _ in 0..n {
                 let l = r.len()?;
-                let name = std::str::from_utf8(r.bytes(l)?).map_err(|_| "head name")?.to_string();
+                let name = utf8("head name", r.bytes(l)?)?.to_string();
                 heads.push((name, r.hash()?, r.u64_le()?));
             }
             let gc = match if version == 1 { 0 } else { r.u8()? } {
                 0 => None,
                 m @ (1 | 2) => Some(GcState { archive: m == 2, generation: r.u64_le()?, floor: r.u64_le()? }),
-                _ => return Err("bad gc flag"),
+                f => return Err(invalid("gc flag", f)),
             };
-            if !r.is_done() {
-                return Err("trailing bytes");
+            r.finish()?;
+            if entries == 0 || entries > 32 {
+                return Err(invalid("inode entries", entries));
             }
-            if entries == 0 || entries > 32 || stable_hash < entries {
-                return Err("inode configuration");
+            if stable_hash < entries {
+                return Err(invalid("inode stable_hash (below the entries)", stable_hash));
             }
             let inode = InodeConfig { entries, stable_hash };
             Ok(Control { uid, generation, inode, durable_end, index_count, last_commit, heads, gc })
         };
-        parse(&mut r).map_err(|what| corrupt(16, Corruption::BadEncoding(what)))
+        parse(&mut r).map_err(|e| corrupt(16, e.into()))
     }
 
     /// Reads the control file of `dir`, if there is one.

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use parking_lot::RwLock;
 
 use super::prefix::Prefix;
-use super::record::{parse_frame, FrameError};
+use super::record::{parse_frame, DecodeError, FrameError};
 use crate::error::{io_err, Corruption, Error, Result};
 use crate::io::{File, FileSystem, OpenOptions};
 
@@ -70,14 +70,14 @@ fn check_header(h: &[u8; CHUNK_HEADER_LEN as usize], name: &str, uid: u64, path:
     let start = u64::from_le_bytes(h[12..20].try_into().expect("8"));
     let chunk_uid = u64::from_le_bytes(h[20..28].try_into().expect("8"));
     if uid != 0 && chunk_uid != uid {
-        let kind = Corruption::BadEncoding("chunk belongs to another store");
+        let kind = Corruption::ForeignStore { store_uid: uid, file_uid: chunk_uid };
         return Err(Error::Corrupt { file: path.to_path_buf(), offset: 20, kind });
     }
     if chunk_name(start) != name {
         return Err(Error::Corrupt {
             file: path.to_path_buf(),
             offset: 12,
-            kind: Corruption::BadEncoding("chunk start"),
+            kind: Corruption::ChunkStart { header: start },
         });
     }
     Ok(start)
@@ -200,10 +200,8 @@ impl Log {
                 // The writer is still creating this chunk: a later refresh will pick it up.
                 break;
             }
-            if h != header_bytes(start, self.uid) {
-                let kind = Corruption::BadEncoding("chunk header does not match this store");
-                return Err(Error::Corrupt { file: path, offset: 0, kind });
-            }
+            // The same checks as at open, so each mismatch is reported as what it is.
+            check_header(&h, name, self.uid, &path)?;
             chunks.push(Arc::new(Chunk { start, file, path }));
         }
         Ok(())
@@ -376,8 +374,8 @@ impl Log {
     }
 
     /// The error for a record at global `offset` whose body does not decode.
-    pub fn corrupt_at(&self, offset: u64, what: &'static str) -> Error {
-        Error::Corrupt { file: self.dir.clone(), offset, kind: Corruption::BadEncoding(what) }
+    pub fn corrupt_at(&self, offset: u64, e: DecodeError) -> Error {
+        Error::Corrupt { file: self.dir.clone(), offset, kind: e.into() }
     }
 
     /// The error for a pointer outside the data.
@@ -428,7 +426,7 @@ pub(crate) struct GcView {
 pub(crate) fn frame_corruption(e: FrameError) -> Corruption {
     match e {
         FrameError::NeedMore(_) => Corruption::Truncated,
-        FrameError::BadLength => Corruption::BadEncoding("record length"),
+        FrameError::BadLength => Corruption::RecordLength,
         FrameError::Checksum { stored, computed } => Corruption::Checksum { stored, computed },
     }
 }

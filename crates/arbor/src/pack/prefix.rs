@@ -78,9 +78,21 @@ impl Prefix {
         if version != VERSION {
             return Err(Error::UnsupportedVersion { file: path, found: version, supported: VERSION });
         }
-        if h != header_bytes(uid, generation) {
-            return Err(corrupt(0, Corruption::BadEncoding("prefix header does not match this store")));
+        let header = |i: usize| u64::from_le_bytes(h[i..i + 8].try_into().expect("8"));
+        let (file_uid, file_generation) = (header(12), header(20));
+        let stored = u32::from_le_bytes(h[28..].try_into().expect("4"));
+        let computed = crc32c::crc32c(&h[..28]);
+        if stored != computed {
+            return Err(corrupt(0, Corruption::Checksum { stored, computed }));
         }
+        if file_uid != uid {
+            return Err(corrupt(12, Corruption::ForeignStore { store_uid: uid, file_uid }));
+        }
+        if file_generation != generation {
+            let kind = Corruption::PrefixMismatch { field: "generation", expected: generation, found: file_generation };
+            return Err(corrupt(20, kind));
+        }
+        debug_assert_eq!(h, header_bytes(uid, generation), "every field of the header was checked");
         let mut f = [0u8; FOOTER_LEN as usize];
         file.read_exact_at(&mut f, len - FOOTER_LEN).map_err(io_err("reading", &path))?;
         let le = |i: usize| u64::from_le_bytes(f[i..i + 8].try_into().expect("8"));
@@ -91,7 +103,7 @@ impl Prefix {
             return Err(corrupt(len - FOOTER_LEN, Corruption::Checksum { stored, computed }));
         }
         if map_at < HEADER_LEN || count.checked_mul(16).and_then(|m| m.checked_add(map_at)) != Some(len - FOOTER_LEN) {
-            return Err(corrupt(len - FOOTER_LEN, Corruption::BadEncoding("prefix map bounds")));
+            return Err(corrupt(len - FOOTER_LEN, Corruption::PrefixMap { map_at, count, entry: None }));
         }
         let mut bytes = vec![0u8; (count * 16) as usize];
         file.read_exact_at(&mut bytes, map_at).map_err(io_err("reading", &path))?;
@@ -106,10 +118,11 @@ impl Prefix {
                 (u64::from_le_bytes(e[..8].try_into().expect("8")), u64::from_le_bytes(e[8..].try_into().expect("8")))
             })
             .collect();
-        let sorted = map.windows(2).all(|w| w[0].0 < w[1].0);
-        let inside = map.iter().all(|&(o, p)| o < floor && (HEADER_LEN..map_at).contains(&p));
-        if !sorted || !inside {
-            return Err(corrupt(map_at, Corruption::BadEncoding("prefix map entries")));
+        let sorted = |i: usize| i == 0 || map[i - 1].0 < map[i].0;
+        let inside = |i: usize| map[i].0 < floor && (HEADER_LEN..map_at).contains(&map[i].1);
+        if let Some(i) = (0..map.len()).find(|&i| !sorted(i) || !inside(i)) {
+            let kind = Corruption::PrefixMap { map_at, count, entry: Some(i as u64) };
+            return Err(corrupt(map_at + 16 * i as u64, kind));
         }
         Ok(Prefix { file, path, floor, map, records_end: map_at })
     }

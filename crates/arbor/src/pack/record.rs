@@ -10,6 +10,7 @@
 use arbor_core::leb128;
 use arbor_core::toolbox::hex;
 
+use crate::error::Corruption;
 use crate::path::Step;
 use arbor_core::{ChildKind, Hash};
 
@@ -169,8 +170,39 @@ pub(crate) struct Reader<'a> {
     pos: usize,
 }
 
-/// Short description of what failed to decode.
-pub(crate) type DecodeError = &'static str;
+/// Why a body failed to decode: the decoder's own error, small so that each field read
+/// returns a small `Result`; it becomes a [`Corruption`] through `From` where the file and
+/// offset are known.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum DecodeError {
+    /// A field runs past the end of the body, or a varint is malformed.
+    Short,
+    /// This many bytes follow the last field.
+    Trailing(usize),
+    /// A field holds a value the format does not allow.
+    Invalid { field: &'static str, value: u64 },
+    /// A back distance points outside the log: at this (wrapped) global offset.
+    Dangling(u64),
+    /// A record kind the reader of pointers does not know.
+    UnknownKind(u8),
+}
+
+impl From<DecodeError> for Corruption {
+    fn from(e: DecodeError) -> Corruption {
+        match e {
+            DecodeError::Short => Corruption::ShortBody,
+            DecodeError::Trailing(extra) => Corruption::TrailingBytes { extra },
+            DecodeError::Invalid { field, value } => Corruption::InvalidField { field, value },
+            DecodeError::Dangling(o) => Corruption::DanglingOffset(o),
+            DecodeError::UnknownKind(k) => Corruption::UnknownRecordKind(k),
+        }
+    }
+}
+
+/// The error for a field holding `value`, which the format does not allow there.
+pub(crate) fn invalid(field: &'static str, value: impl Into<u64>) -> DecodeError {
+    DecodeError::Invalid { field, value: value.into() }
+}
 
 impl<'a> Reader<'a> {
     pub fn new(buf: &'a [u8]) -> Reader<'a> {
@@ -181,24 +213,32 @@ impl<'a> Reader<'a> {
         self.pos == self.buf.len()
     }
 
+    /// Ok if every byte was read, else how many were left.
+    pub fn finish(&self) -> Result<(), DecodeError> {
+        match self.buf.len() - self.pos {
+            0 => Ok(()),
+            extra => Err(DecodeError::Trailing(extra)),
+        }
+    }
+
     pub fn leb(&mut self) -> Result<u64, DecodeError> {
-        let (v, n) = leb128::read_u64(&self.buf[self.pos..]).ok_or("bad varint")?;
+        let (v, n) = leb128::read_u64(&self.buf[self.pos..]).ok_or(DecodeError::Short)?;
         self.pos += n;
         Ok(v)
     }
 
     pub fn len(&mut self) -> Result<usize, DecodeError> {
         let v = self.leb()?;
-        let v = usize::try_from(v).map_err(|_| "length overflow")?;
+        let v = usize::try_from(v).map_err(|_| DecodeError::Short)?;
         if v > self.buf.len() - self.pos {
-            return Err("length past the end of the record");
+            return Err(DecodeError::Short);
         }
         Ok(v)
     }
 
     pub fn bytes(&mut self, n: usize) -> Result<&'a [u8], DecodeError> {
         if n > self.buf.len() - self.pos {
-            return Err("truncated body");
+            return Err(DecodeError::Short);
         }
         let s = &self.buf[self.pos..self.pos + n];
         self.pos += n;
@@ -220,9 +260,9 @@ impl<'a> Reader<'a> {
     /// A step written by [`put_step`].
     pub fn step(&mut self) -> Result<Step, DecodeError> {
         let h = self.leb()?;
-        let n = usize::try_from(h >> 1).map_err(|_| "length overflow")?;
+        let n = usize::try_from(h >> 1).map_err(|_| DecodeError::Short)?;
         if n == 0 {
-            return Err("empty step");
+            return Err(invalid("step length", 0u64));
         }
         let bytes = self.bytes(n)?;
         if h & 1 == 0 {
@@ -239,7 +279,7 @@ impl<'a> Reader<'a> {
     pub fn entry(&mut self) -> Result<(Step, ChildRef<'a>), DecodeError> {
         match self.change()? {
             (step, Some(child)) => Ok((step, child)),
-            (_, None) => Err("removal outside a delta"),
+            (_, None) => Err(invalid("entry tag (a removal outside a delta)", tag::REMOVED)),
         }
     }
 
@@ -258,10 +298,15 @@ impl<'a> Reader<'a> {
                 let kind = if t == tag::CONTENTS { ChildKind::Contents } else { ChildKind::Node };
                 ChildRef::Ref { back, hash, kind }
             }
-            _ => return Err("unknown entry tag"),
+            t => return Err(invalid("entry tag", t)),
         };
         Ok((step, Some(child)))
     }
+}
+
+/// `bytes` as UTF-8; otherwise the `field` is invalid, reported with its first bad byte.
+pub(crate) fn utf8<'a>(field: &'static str, bytes: &'a [u8]) -> Result<&'a str, DecodeError> {
+    std::str::from_utf8(bytes).map_err(|e| invalid(field, bytes[e.valid_up_to()]))
 }
 
 /// A decoded COMMIT body.
@@ -317,11 +362,9 @@ impl CommitBody {
         let message = r.bytes(n)?.to_vec();
         let flags = r.u8()?;
         if flags & !COMMIT_SYNCED_ALONE != 0 {
-            return Err("unknown commit flags");
+            return Err(invalid("commit flags", flags));
         }
-        if !r.is_done() {
-            return Err("trailing bytes in commit");
-        }
+        r.finish()?;
         Ok(CommitBody { tree_hash, tree_back, parents, date, author, message, flags })
     }
 }
@@ -350,15 +393,13 @@ impl HeadBody {
     pub fn decode(body: &[u8]) -> Result<HeadBody, DecodeError> {
         let mut r = Reader::new(body);
         let n = r.len()?;
-        let name = std::str::from_utf8(r.bytes(n)?).map_err(|_| "head name is not UTF-8")?.to_string();
+        let name = utf8("head name", r.bytes(n)?)?.to_string();
         let target = match r.u8()? {
             0 => None,
             1 => Some((r.hash()?, r.leb()?)),
-            _ => return Err("bad head flag"),
+            f => return Err(invalid("head flag", f)),
         };
-        if !r.is_done() {
-            return Err("trailing bytes in head");
-        }
+        r.finish()?;
         Ok(HeadBody { name, target })
     }
 }
@@ -425,5 +466,40 @@ mod tests {
             let ok = r.entry().is_ok() && r.entry().is_ok();
             assert!(!ok, "truncated at {cut} decoded");
         }
+    }
+
+    #[test]
+    fn decode_errors_name_what_is_wrong() {
+        let c = CommitBody {
+            tree_hash: Hash([7; 32]),
+            tree_back: 1,
+            parents: Vec::new(),
+            date: 0,
+            author: Vec::new(),
+            message: Vec::new(),
+            flags: 0,
+        };
+        let mut b = Vec::new();
+        c.encode(&mut b);
+        assert_eq!(CommitBody::decode(&b[..b.len() - 1]), Err(DecodeError::Short));
+        b.extend_from_slice(&[0, 0]);
+        assert_eq!(CommitBody::decode(&b), Err(DecodeError::Trailing(2)));
+        b.truncate(b.len() - 2);
+        *b.last_mut().unwrap() = 0x80;
+        assert_eq!(CommitBody::decode(&b), Err(invalid("commit flags", 0x80u8)));
+        let head = [2u8, b'a', 0xff, 0];
+        assert_eq!(HeadBody::decode(&head), Err(invalid("head name", 0xffu8)));
+        assert_eq!(HeadBody::decode(&[1, b'a', 2]), Err(invalid("head flag", 2u8)));
+        // An entry: empty step, unknown tag, a removal where only bindings may be.
+        assert_eq!(Reader::new(&[0, 0]).entry(), Err(invalid("step length", 0u64)));
+        assert_eq!(Reader::new(&[2, b'a', 9]).entry(), Err(invalid("entry tag", 9u8)));
+        let removal = Err(invalid("entry tag (a removal outside a delta)", tag::REMOVED));
+        assert_eq!(Reader::new(&[2, b'a', tag::REMOVED]).entry(), removal);
+        // Each maps to the corruption of the same name.
+        assert_eq!(Corruption::from(DecodeError::Trailing(2)), Corruption::TrailingBytes { extra: 2 });
+        assert_eq!(
+            Corruption::from(invalid("entry tag", 9u8)),
+            Corruption::InvalidField { field: "entry tag", value: 9 }
+        );
     }
 }

@@ -7,7 +7,13 @@ use super::record::{kind, ChildRef, CommitBody, DecodeError, Reader};
 /// at: children of directories and inodes (a delta's base included), and a commit's tree (not its parents: history is
 /// not reachability, and a commit's parents may be dropped while it is kept).
 pub(crate) fn children(record_kind: u8, body: &[u8], at: u64, out: &mut Vec<u64>) -> Result<(), DecodeError> {
-    let target = |back: u64| if back == 0 || back > at { Err("pointer outside the log") } else { Ok(at - back) };
+    let target = |back: u64| {
+        if back == 0 || back > at {
+            Err(DecodeError::Dangling(at.wrapping_sub(back)))
+        } else {
+            Ok(at - back)
+        }
+    };
     let mut r = Reader::new(body);
     match record_kind {
         kind::CONTENTS | kind::HEAD => {}
@@ -62,7 +68,7 @@ pub(crate) fn children(record_kind: u8, body: &[u8], at: u64, out: &mut Vec<u64>
             let c = CommitBody::decode(body)?;
             out.push(target(c.tree_back)?);
         }
-        _ => return Err("unknown record kind"),
+        other => return Err(DecodeError::UnknownKind(other)),
     }
     Ok(())
 }
@@ -80,7 +86,7 @@ pub(crate) fn delta_base(record_kind: u8, body: &[u8], at: u64) -> Result<Option
     }
     let back = r.leb()?;
     if back == 0 || back > at {
-        return Err("pointer outside the log");
+        return Err(DecodeError::Dangling(at.wrapping_sub(back)));
     }
     Ok(Some(at - back))
 }

@@ -103,10 +103,10 @@ impl Walk<'_> {
             self.stats.records[slot_index(k)] += 1;
             self.stats.record_bytes[slot_index(k)] += framed;
             self.objects += 1;
-            next = crate::pack::refs::delta_base(k, &body, at).map_err(|what| Error::Corrupt {
+            next = crate::pack::refs::delta_base(k, &body, at).map_err(|e| Error::Corrupt {
                 file: self.store.shared.loader.file_of(at),
                 offset: at,
-                kind: crate::error::Corruption::BadEncoding(what),
+                kind: e.into(),
             })?;
             if next.is_some() {
                 self.stats.delta_records += 1;
@@ -214,7 +214,7 @@ impl Walk<'_> {
                     return Err(Error::Corrupt {
                         file: self.store.shared.loader.file_of(offset),
                         offset,
-                        kind: crate::error::Corruption::BadEncoding("inode count differs from its children's"),
+                        kind: crate::error::Corruption::CountMismatch { recorded: node.count, actual: sum },
                     });
                 }
             }

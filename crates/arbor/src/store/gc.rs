@@ -326,7 +326,7 @@ impl Store {
 pub(super) fn load_view(fs: &dyn crate::io::FileSystem, log: &Log, g: GcState) -> Result<GcView> {
     let prefix = crate::pack::prefix::Prefix::open(fs, &log.dir, log.uid, g.generation)?;
     if prefix.floor != g.floor {
-        let kind = crate::error::Corruption::BadEncoding("prefix floor differs from the control file's");
+        let kind = crate::error::Corruption::PrefixMismatch { field: "floor", expected: g.floor, found: prefix.floor };
         return Err(Error::Corrupt { file: prefix.path.clone(), offset: 0, kind });
     }
     Ok(GcView { floor: g.floor, prefix: Some(Arc::new(prefix)), archive: g.archive })
@@ -387,7 +387,7 @@ impl Marker<'_> {
         let mut refs = std::mem::take(&mut self.refs);
         self.log.for_each_record(from, to, &mut |at, k, body| {
             refs.clear();
-            children(k, body, at, &mut refs).map_err(|what| self.log.corrupt_at(at, what))?;
+            children(k, body, at, &mut refs).map_err(|e| self.log.corrupt_at(at, e))?;
             roots.extend(refs.iter().copied().filter(|&o| o < floor));
             Ok(())
         })?;
@@ -416,7 +416,7 @@ impl Marker<'_> {
             let (k, raw, body) = self.log.read_raw(at)?;
             out.append(at, &raw)?;
             self.refs.clear();
-            children(k, &raw[body], at, &mut self.refs).map_err(|what| self.log.corrupt_at(at, what))?;
+            children(k, &raw[body], at, &mut self.refs).map_err(|e| self.log.corrupt_at(at, e))?;
             self.stack.extend(self.refs.iter().rev().copied().filter(|o| !self.seen.contains(o)));
         }
         Ok(())

@@ -10,7 +10,7 @@ use quick_cache::Weighter;
 use super::weight;
 use crate::error::{Corruption, Error, Result};
 use crate::pack::log::Log;
-use crate::pack::record::{kind, ChildRef, Reader};
+use crate::pack::record::{invalid, kind, ChildRef, DecodeError, Reader};
 use crate::path::Step;
 use crate::tree::{Dir, DirBody, DiskPtr, Entry, Evicted, IPtr, Inode, InodeBody, Lineage, Persisted, Ptr, Value};
 
@@ -136,8 +136,9 @@ impl Loader {
         }
     }
 
-    fn bad(&self, offset: u64) -> impl Fn(&'static str) -> Error + '_ {
-        move |what| self.corrupt(offset, Corruption::BadEncoding(what))
+    /// The error for a body field of the record at `offset` that does not decode.
+    fn bad(&self, offset: u64) -> impl Fn(DecodeError) -> Error + '_ {
+        move |e| self.corrupt(offset, e.into())
     }
 
     /// Resolves a back distance found in the record at `at`.
@@ -175,7 +176,7 @@ impl Loader {
         for _ in 0..n {
             let (step, child) = r.entry().map_err(&bad)?;
             if out.last().is_some_and(|(prev, _)| prev[..] >= *step) {
-                return Err(bad("bindings out of order"));
+                return Err(self.corrupt(at, Corruption::OutOfOrder { what: "bindings", index: out.len() }));
             }
             out.push((step, self.child_ptr(child, at)?));
         }
@@ -194,7 +195,7 @@ impl Loader {
         for _ in 0..n {
             let (step, child) = r.change().map_err(&bad)?;
             if steps.last().is_some_and(|prev| prev[..] >= step[..]) {
-                return Err(bad("changes out of order"));
+                return Err(self.corrupt(at, Corruption::OutOfOrder { what: "changes", index: steps.len() }));
             }
             let keep = base[i..].partition_point(|(s, _)| s[..] < step[..]);
             out.extend_from_slice(&base[i..i + keep]);
@@ -230,7 +231,7 @@ impl Loader {
         }
         let (k, body) = self.read(base)?;
         if k != full_kind {
-            return Err(self.bad(at)("delta whose base is not a full record of its kind"));
+            return Err(self.corrupt(at, Corruption::DeltaBase { base }));
         }
         if k == kind::FLAT_DIR {
             let d = Arc::new(self.flat_dir(&body, base, None)?);
@@ -245,19 +246,38 @@ impl Loader {
         }
     }
 
+    /// Reads the depth an inode record at `at` starts with and checks it is `depth`, where its
+    /// parent places it.
+    fn inode_depth(&self, r: &mut Reader<'_>, at: u64, depth: u32) -> Result<()> {
+        let found = r.leb().map_err(self.bad(at))?;
+        if found != u64::from(depth) {
+            return Err(self.corrupt(at, Corruption::InodeDepth { expected: depth, found }));
+        }
+        Ok(())
+    }
+
+    /// Checks that a tree inode at `at` has more bindings than a values inode may hold, and
+    /// at least one slot (`no_slots` when it has none).
+    fn tree_inode_size(&self, at: u64, count: u64, no_slots: bool) -> Result<()> {
+        if count <= u64::from(self.inode.entries) {
+            return Err(self.bad(at)(invalid("binding count of a tree inode", count)));
+        }
+        if no_slots {
+            return Err(self.bad(at)(invalid("slot count of a tree inode", 0u64)));
+        }
+        Ok(())
+    }
+
     /// Decodes the body of an INODE_TREE record at `at`.
     fn tree_inode(&self, body: &[u8], at: u64, depth: u32, hash: Option<Hash>) -> Result<Inode> {
         let bad = self.bad(at);
         let mut r = Reader::new(body);
-        let d = r.leb().map_err(&bad)?;
-        if d != u64::from(depth) {
-            return Err(bad("inode at an unexpected depth"));
-        }
+        self.inode_depth(&mut r, at, depth)?;
         let count = r.leb().map_err(&bad)?;
         let bitmap = r.leb().map_err(&bad)?;
         let entries = self.inode.entries;
         if entries < 64 && bitmap >> entries != 0 {
-            return Err(bad("inode slot out of range"));
+            return Err(bad(invalid("inode slot bitmap", bitmap)));
         }
         let mut slots = vec![IPtr::Empty; entries as usize];
         for (i, slot) in slots.iter_mut().enumerate() {
@@ -267,12 +287,8 @@ impl Loader {
                 *slot = IPtr::Disk { offset: self.target(at, back)?, hash: h };
             }
         }
-        if !r.is_done() {
-            return Err(bad("trailing bytes in inode"));
-        }
-        if count <= u64::from(entries) || bitmap == 0 {
-            return Err(bad("tree inode with too few bindings"));
-        }
+        r.finish().map_err(&bad)?;
+        self.tree_inode_size(at, count, bitmap == 0)?;
         Ok(Inode::loaded(depth, count, InodeBody::Tree(slots), hash, self.persisted(at), Lineage::default()))
     }
 
@@ -280,22 +296,19 @@ impl Loader {
     fn tree_inode_delta(&self, body: &[u8], at: u64, depth: u32, hash: Option<Hash>) -> Result<Inode> {
         let bad = self.bad(at);
         let mut r = Reader::new(body);
-        let d = r.leb().map_err(&bad)?;
-        if d != u64::from(depth) {
-            return Err(bad("inode at an unexpected depth"));
-        }
+        self.inode_depth(&mut r, at, depth)?;
         let base = self.target(at, r.leb().map_err(&bad)?)?;
         let count = r.leb().map_err(&bad)?;
         let changed = r.leb().map_err(&bad)?;
         let entries = self.inode.entries;
         if entries < 64 && changed >> entries != 0 {
-            return Err(bad("inode slot out of range"));
+            return Err(bad(invalid("inode changed-slot bitmap", changed)));
         }
         let Object::Inode(base_node) = self.base_object(base, at, kind::INODE_TREE, depth)? else {
-            return Err(bad("delta whose base is not an inode"));
+            return Err(self.corrupt(at, Corruption::DeltaBase { base }));
         };
         let InodeBody::Tree(base_slots) = &base_node.body else {
-            return Err(bad("delta whose base is not a tree inode"));
+            return Err(self.corrupt(at, Corruption::DeltaBase { base }));
         };
         let mut slots = base_slots.clone();
         for (i, slot) in slots.iter_mut().enumerate() {
@@ -307,12 +320,8 @@ impl Loader {
                 };
             }
         }
-        if !r.is_done() {
-            return Err(bad("trailing bytes in inode"));
-        }
-        if count <= u64::from(entries) || slots.iter().all(|s| matches!(s, IPtr::Empty)) {
-            return Err(bad("tree inode with too few bindings"));
-        }
+        r.finish().map_err(&bad)?;
+        self.tree_inode_size(at, count, slots.iter().all(|s| matches!(s, IPtr::Empty)))?;
         let (p, lineage) = self.delta_at(at, base, Vec::new(), changed);
         Ok(Inode::loaded(depth, count, InodeBody::Tree(slots), hash, p, lineage))
     }
@@ -409,9 +418,7 @@ impl Loader {
     fn flat_dir(&self, body: &[u8], offset: u64, hash: Option<Hash>) -> Result<Dir> {
         let mut r = Reader::new(body);
         let e = self.entries(&mut r, offset)?;
-        if !r.is_done() {
-            return Err(self.bad(offset)("trailing bytes in directory"));
-        }
+        r.finish().map_err(self.bad(offset))?;
         Ok(Dir::loaded(DirBody::Flat(e), hash, self.persisted(offset), Lineage::default()))
     }
 
@@ -427,17 +434,17 @@ impl Loader {
                 let base = self.target(offset, r.leb().map_err(&bad)?)?;
                 let count = r.leb().map_err(&bad)?;
                 let Object::Dir(base_dir) = self.base_object(base, offset, kind::FLAT_DIR, 0)? else {
-                    return Err(bad("delta whose base is not a directory"));
+                    return Err(self.corrupt(offset, Corruption::DeltaBase { base }));
                 };
                 let DirBody::Flat(base_entries) = &base_dir.body else {
-                    return Err(bad("delta whose base is not a flat directory"));
+                    return Err(self.corrupt(offset, Corruption::DeltaBase { base }));
                 };
                 let (e, steps) = self.apply_changes(base_entries, &mut r, offset)?;
-                if !r.is_done() {
-                    return Err(bad("trailing bytes in directory"));
-                }
+                r.finish().map_err(&bad)?;
                 if e.len() as u64 != count {
-                    return Err(bad("directory delta with a wrong count"));
+                    return Err(
+                        self.corrupt(offset, Corruption::CountMismatch { recorded: count, actual: e.len() as u64 })
+                    );
                 }
                 let (at, lineage) = self.delta_at(offset, base, steps, 0);
                 Ok(Dir::loaded(DirBody::Flat(e), hash, at, lineage))
@@ -473,33 +480,29 @@ impl Loader {
         match k {
             kind::INODE_VALUES | kind::INODE_VALUES_DELTA => {
                 let mut r = Reader::new(body);
-                let d = r.leb().map_err(&bad)?;
-                if d != u64::from(depth) {
-                    return Err(bad("inode at an unexpected depth"));
-                }
+                self.inode_depth(&mut r, offset, depth)?;
                 let (e, at, lineage) = if k == kind::INODE_VALUES {
                     (self.entries(&mut r, offset)?, self.persisted(offset), Lineage::default())
                 } else {
                     let base = self.target(offset, r.leb().map_err(&bad)?)?;
                     let count = r.leb().map_err(&bad)?;
                     let Object::Inode(base_node) = self.base_object(base, offset, kind::INODE_VALUES, depth)? else {
-                        return Err(bad("delta whose base is not an inode"));
+                        return Err(self.corrupt(offset, Corruption::DeltaBase { base }));
                     };
                     let InodeBody::Values(base_entries) = &base_node.body else {
-                        return Err(bad("delta whose base is not a values inode"));
+                        return Err(self.corrupt(offset, Corruption::DeltaBase { base }));
                     };
                     let (e, steps) = self.apply_changes(base_entries, &mut r, offset)?;
                     if e.len() as u64 != count {
-                        return Err(bad("inode delta with a wrong count"));
+                        let kind = Corruption::CountMismatch { recorded: count, actual: e.len() as u64 };
+                        return Err(self.corrupt(offset, kind));
                     }
                     let (at, lineage) = self.delta_at(offset, base, steps, 0);
                     (e, at, lineage)
                 };
-                if !r.is_done() {
-                    return Err(bad("trailing bytes in inode"));
-                }
+                r.finish().map_err(&bad)?;
                 if e.is_empty() || e.len() > self.inode.entries as usize {
-                    return Err(bad("values inode of a wrong size"));
+                    return Err(bad(invalid("binding count of a values inode", e.len() as u64)));
                 }
                 let n = e.len() as u64;
                 Ok(Inode::loaded(depth, n, InodeBody::Values(e), hash, at, lineage))

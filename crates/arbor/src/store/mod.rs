@@ -168,11 +168,7 @@ impl Store {
             let kind = crate::error::Corruption::UnexpectedRecordKind { expected: "commit", found: k };
             return Err(Error::Corrupt { file: file(), offset, kind });
         }
-        CommitBody::decode(&body).map_err(|what| Error::Corrupt {
-            file: file(),
-            offset,
-            kind: crate::error::Corruption::BadEncoding(what),
-        })
+        CommitBody::decode(&body).map_err(|e| Error::Corrupt { file: file(), offset, kind: e.into() })
     }
 
     /// The tree of a commit (Tezos `Context.checkout`); its nodes load lazily.

@@ -90,8 +90,8 @@ pub(crate) fn scan(log: &Log, start: u64, detect_rot: bool) -> Result<Scan> {
                         out.commits.push((h, pos));
                         out.valid_end = next;
                     }
-                    Err(what) => {
-                        failure = Some(Corruption::BadEncoding(what));
+                    Err(e) => {
+                        failure = Some(e.into());
                         break;
                     }
                 },
@@ -100,8 +100,8 @@ pub(crate) fn scan(log: &Log, start: u64, detect_rot: bool) -> Result<Scan> {
                         out.heads.push((pos, h));
                         out.valid_end = next;
                     }
-                    Err(what) => {
-                        failure = Some(Corruption::BadEncoding(what));
+                    Err(e) => {
+                        failure = Some(e.into());
                         break;
                     }
                 },

@@ -358,13 +358,22 @@ impl Inode {
 
     pub fn hash(&self) -> &Hash {
         self.hash.get_or_init(|| match &self.body {
-            InodeBody::Values(entries) => inode_values_hash(entries.iter().map(|(s, p)| (&s[..], p.kind(), p.hash()))),
+            InodeBody::Values(entries) => {
+                children_first(entries.iter().filter_map(|(_, p)| match p {
+                    Ptr::Dir(d) if d.hash.get().is_none() => Some(Dirty::Dir(d)),
+                    _ => None,
+                }));
+                inode_values_hash(entries.iter().map(|(s, p)| (&s[..], p.kind(), p.hash())))
+            }
             InodeBody::Tree(slots) => {
+                let dirty = slots.iter().filter_map(|s| match s {
+                    IPtr::Mem(i) if i.hash.get().is_none() => Some(Dirty::Inode(i)),
+                    _ => None,
+                });
                 if self.depth <= 1 {
-                    prehash(slots.iter().filter_map(|s| match s {
-                        IPtr::Mem(i) if i.hash.get().is_none() => Some(Dirty::Inode(i)),
-                        _ => None,
-                    }));
+                    prehash(dirty);
+                } else {
+                    children_first(dirty);
                 }
                 let n = slots.iter().filter(|s| !matches!(s, IPtr::Empty)).count();
                 let it = slots.iter().enumerate().filter_map(|(i, s)| s.hash().map(|h| (i as u32, h)));
@@ -380,6 +389,27 @@ enum Dirty<'a> {
     Inode(&'a Arc<Inode>),
 }
 
+impl Dirty<'_> {
+    fn hash(&self) {
+        match self {
+            Dirty::Dir(d) => {
+                d.hash();
+            }
+            Dirty::Inode(i) => {
+                i.hash();
+            }
+        }
+    }
+}
+
+/// Hashes changed children one after the other before their parent starts on its own hash
+/// (in `arbor_core`'s functions, kept out of line): a parent's 1 KiB hashing buffer is then
+/// not on the stack while its subtrees are hashed. With it, hashing took 2.8 KiB of stack a
+/// level and a chain of `MAX_PATH_STEPS` directories overflowed a 2 MiB thread; 0.3 KiB now.
+fn children_first<'a>(dirty: impl Iterator<Item = Dirty<'a>>) {
+    dirty.for_each(|d| d.hash());
+}
+
 /// Computes the hashes of several changed subtrees in parallel before their parent needs
 /// them: hashing is most of a commit's CPU time, and the top of a tree is where independent
 /// subtrees are large. Below the top, hashing stays on the calling thread.
@@ -387,16 +417,9 @@ fn prehash<'a>(dirty: impl Iterator<Item = Dirty<'a>>) {
     use rayon::prelude::*;
     let dirty: Vec<Dirty<'a>> = dirty.collect();
     if dirty.len() < 2 {
-        return;
+        return children_first(dirty.into_iter());
     }
-    dirty.par_iter().for_each(|d| match d {
-        Dirty::Dir(d) => {
-            d.hash();
-        }
-        Dirty::Inode(i) => {
-            i.hash();
-        }
-    });
+    dirty.par_iter().for_each(Dirty::hash);
 }
 
 /// An iterator with a known length, for hashing functions that write the count first.

@@ -81,6 +81,9 @@ pub fn contents_hash(value: &[u8]) -> Hash {
 ///
 /// The entries must already be sorted by step bytes; `n` is the iterator's
 /// length.
+// Out of line, as the two below: the 1 KiB buffer of a `Feed` must not sit in the frame of a
+// caller that recurses into children (the engine's tree hashing, one frame a level).
+#[inline(never)]
 pub fn flat_node_hash<'a, I>(entries: I) -> Hash
 where
     I: ExactSizeIterator<Item = (&'a [u8], ChildKind, &'a Hash)>,
@@ -105,6 +108,7 @@ where
 ///
 /// The bindings must already be sorted by step bytes; `n` is the iterator's
 /// length.
+#[inline(never)]
 pub fn inode_values_hash<'a, I>(entries: I) -> Hash
 where
     I: ExactSizeIterator<Item = (&'a [u8], ChildKind, &'a Hash)>,
@@ -129,6 +133,7 @@ where
 ///
 /// `slots` yields `(slot index, child inode hash)` for the `k` non-empty
 /// slots, in increasing slot order.
+#[inline(never)]
 pub fn inode_tree_hash<'a, I>(depth: u32, total: u64, slots: I) -> Hash
 where
     I: ExactSizeIterator<Item = (u32, &'a Hash)>,

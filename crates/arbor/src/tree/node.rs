@@ -358,13 +358,22 @@ impl Inode {
 
     pub fn hash(&self) -> &Hash {
         self.hash.get_or_init(|| match &self.body {
-            InodeBody::Values(entries) => inode_values_hash(entries.iter().map(|(s, p)| (&s[..], p.kind(), p.hash()))),
+            InodeBody::Values(entries) => {
+                children_first(entries.iter().filter_map(|(_, p)| match p {
+                    Ptr::Dir(d) if d.hash.get().is_none() => Some(Dirty::Dir(d)),
+                    _ => None,
+                }));
+                inode_values_hash(entries.iter().map(|(s, p)| (&s[..], p.kind(), p.hash())))
+            }
             InodeBody::Tree(slots) => {
+                let dirty = slots.iter().filter_map(|s| match s {
+                    IPtr::Mem(i) if i.hash.get().is_none() => Some(Dirty::Inode(i)),
+                    _ => None,
+                });
                 if self.depth <= 1 {
-                    prehash(slots.iter().filter_map(|s| match s {
-                        IPtr::Mem(i) if i.hash.get().is_none() => Some(Dirty::Inode(i)),
-                        _ => None,
-                    }));
+                    prehash(dirty);
+                } else {
+                    children_first(dirty);
                 }
                 let n = slots.iter().filter(|s| !matches!(s, IPtr::Empty)).count();
                 let it = slots.iter().enumerate().filter_map(|(i, s)| s.hash().map(|h| (i as u32, h)));
@@ -378,6 +387,27 @@ impl Inode {
 enum Dirty<'a> {
     Dir(&'a Arc<Dir>),
     Inode(&'a Arc<Inode>),
+}
+
+impl Dirty<'_> {
+    fn hash(&self) {
+        match self {
+            Dirty::Dir(d) => {
+                d.hash();
+            }
+            Dirty::Inode(i) => {
+                i.hash();
+            }
+        }
+    }
+}
+
+/// Hashes changed children one after the other before their parent starts on its own hash
+/// (in `arbor_core`'s functions, kept out of line): a parent's 1 KiB hashing buffer is then
+/// not on the stack while its subtrees are hashed. With it, hashing took 2.8 KiB of stack a
+/// level and a chain of `MAX_PATH_STEPS` directories overflowed a 2 MiB thread; 0.3 KiB now.
+fn children_first<'a>(dirty: impl Iterator<Item = Dirty<'a>>) {
+    dirty.for_each(|d| d.hash());
 }
 
 thread_local! {
@@ -406,7 +436,7 @@ pub(crate) fn hashing_alone<R>(f: impl FnOnce() -> R) -> R {
 
 /// Computes the hashes of several changed subtrees in parallel before their parent needs
 /// them: hashing is most of a commit's CPU time, and the top of a tree is where independent
-/// subtrees are large. Below the top, hashing stays on the calling thread.
+/// subtrees are large. Below the top, hashing stays on the calling thread, children first.
 ///
 /// Only a thread outside the pool spreads work: a pool thread that waited inside a hash for
 /// work it had handed out could pick up, meanwhile, another part that needs the very node it
@@ -415,20 +445,13 @@ pub(crate) fn hashing_alone<R>(f: impl FnOnce() -> R) -> R {
 fn prehash<'a>(dirty: impl Iterator<Item = Dirty<'a>>) {
     use rayon::prelude::*;
     if HASHING_ALONE.with(std::cell::Cell::get) || rayon::current_thread_index().is_some() {
-        return;
+        return children_first(dirty);
     }
     let dirty: Vec<Dirty<'a>> = dirty.collect();
     if dirty.len() < 2 {
-        return;
+        return children_first(dirty.into_iter());
     }
-    dirty.par_iter().for_each(|d| match d {
-        Dirty::Dir(d) => {
-            d.hash();
-        }
-        Dirty::Inode(i) => {
-            i.hash();
-        }
-    });
+    dirty.par_iter().for_each(Dirty::hash);
 }
 
 /// The parts of a changed tree that can be hashed apart from each other while the commit

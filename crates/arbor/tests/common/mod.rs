@@ -433,3 +433,27 @@ pub fn assert_fsck_clean(store: &Store, what: &str) {
     assert!(r.errors.is_empty(), "{what}: fsck found {:?}", r.errors);
     assert_eq!(r.commits, store.commits().len() as u64, "{what}: fsck checked every commit");
 }
+
+/// The environment variable naming the scenario a child process of [`isolated`] runs.
+const SCENARIO: &str = "ARBOR_TEST_SCENARIO";
+
+/// Runs `scenario` in a child process if this is the parent (the test `name` of this binary,
+/// run again with [`SCENARIO`] set), or right here if this is that child: a scenario that may
+/// overflow the stack, which aborts the whole process, then fails one test naming the signal
+/// instead of killing the test run. The child's panics fail the test with their message.
+pub fn isolated(name: &str, scenario: impl FnOnce()) {
+    use std::os::unix::process::ExitStatusExt;
+    if std::env::var(SCENARIO).as_deref() == Ok(name) {
+        scenario();
+        return;
+    }
+    let exe = std::env::current_exe().unwrap();
+    let out =
+        std::process::Command::new(exe).args([name, "--exact", "--nocapture"]).env(SCENARIO, name).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.signal(), None, "{name}: the process was killed by a signal\n{stderr}");
+    assert!(out.status.success(), "{name}: the scenario failed ({})\n{stderr}", out.status);
+    // The child ran the scenario (one test passed), not nothing.
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("1 passed"), "{name}: the child did not run the test\n{stdout}");
+}

@@ -326,17 +326,19 @@ impl Store {
                 Ptr::Disk(d) if d.kind == arbor_core::ChildKind::Node => p.kept(d.offset),
                 _ => unreachable!("checked to be a directory before writing"),
             };
-            let written = match pool {
-                Some(_) => crate::tree::hashing_alone(write),
+            match pool {
+                Some(pool) => {
+                    let written = crate::tree::hashing_alone(write);
+                    // A part the pool was still on when its writing needed it was waited for;
+                    // the pool is done with every part by the time the root is written.
+                    (written, pool.join().unwrap_or_else(|_| Instant::now()))
+                }
                 None => {
                     tree.hash();
-                    write()
+                    let hashed = Instant::now();
+                    (write(), hashed)
                 }
-            };
-            // A part the pool was still on when its writing needed it was waited for; the
-            // pool is done with every part by the time the root is written.
-            let hashed = pool.map_or_else(Instant::now, |h| h.join().unwrap_or_else(|_| Instant::now()));
-            (written, hashed)
+            }
         });
         let root = written?;
         let tree_hash = tree.hash();

@@ -200,9 +200,11 @@ pub enum Error {
         /// Index of the empty step in the path.
         index: usize,
     },
-    /// A path has more steps than [`crate::path::MAX_PATH_STEPS`].
+    /// A path has more steps than [`crate::path::MAX_PATH_STEPS`]; or an operation would
+    /// build (a graft, a snapshot import) or follow (a walk over a store another program
+    /// wrote) a tree with such a path.
     PathTooDeep {
-        /// Steps of the path.
+        /// Steps of the path (for a refused graft or walk: of the first too long found).
         steps: usize,
         /// The most steps a path may have.
         max: usize,

@@ -592,3 +592,52 @@ fn snapshot_errors_are_reachable_through_source() {
     let source = std::error::Error::source(&e).expect("a snapshot error has a source");
     assert_eq!(source.downcast_ref::<SnapshotError>(), Some(&SnapshotError::BadMagic), "{e}");
 }
+
+/// The tree stream of one chain: `depth` directories named `s`, each the only entry of its
+/// parent (the root first), the last holding the value `v`: a value `depth` steps down.
+/// Written with a loop, as the stream of a deep tree must be.
+fn chain_stream(depth: usize) -> (Vec<u8>, (u64, u64, u64)) {
+    let mut out = Vec::new();
+    for level in 0..depth {
+        // The directory's count (1), its entry's step `s`, then a directory or the value.
+        out.extend_from_slice(&[1, 1, b's']);
+        match level + 1 == depth {
+            false => out.push(1),
+            true => out.extend_from_slice(&[0, 1, b'v']),
+        }
+    }
+    (out, (depth as u64, 1, 1))
+}
+
+/// Issue 14, item 1: a snapshot whose tree is deeper than `MAX_PATH_STEPS` once overflowed
+/// the stack of the importer (hashing or writing the chain it built), aborting the process.
+/// It is refused while reading, with nothing committed; one exactly at the maximum imports.
+#[test]
+fn a_snapshot_deeper_than_the_maximum_is_refused_while_reading() {
+    common::isolated("a_snapshot_deeper_than_the_maximum_is_refused_while_reading", || {
+        let cfg = InodeConfig::TEZOS;
+        let max = arbor::path::MAX_PATH_STEPS;
+        // The deepest tree allowed, committed and exported the documented way.
+        let from = mem_store(cfg);
+        let tree = from.empty().add(&vec!["s"; max], b"v").unwrap();
+        let h = from.commit(&tree, &[], 0, "Tezos", "").unwrap();
+        let info = from.commit_info(&h).unwrap();
+        let (stream, counts) = chain_stream(max);
+        let file = enc::file(cfg, &info, &stream, counts);
+        assert!(file == export(&from, &h), "the chain stream differs from the exporter's");
+        let to = mem_store(cfg);
+        assert_eq!(snapshot::import(&to, &file[..]).unwrap().commit, h);
+        assert_eq!(to.checkout(&h).unwrap().find(&vec!["s"; max]).unwrap(), Some(b"v".to_vec()));
+        // One step deeper, and far deeper: refused with the depth, nothing committed. (The
+        // header's tree hash cannot be right for these; it is checked only at the end.)
+        for depth in [100_000, max + 1] {
+            let (stream, counts) = chain_stream(depth);
+            let to = mem_store(cfg);
+            match snapshot::import(&to, &enc::file(cfg, &info, &stream, counts)[..]) {
+                Err(Error::PathTooDeep { steps, max: m }) => assert_eq!((steps, m), (max + 1, max)),
+                other => panic!("a stream {depth} deep: expected PathTooDeep, got {other:?}"),
+            }
+            assert!(to.commits().is_empty(), "a refused import committed");
+        }
+    });
+}

@@ -22,7 +22,7 @@ use super::format::Header;
 use super::write::SnapWriter;
 use super::{ExportStats, SnapshotError};
 use crate::error::{io_err, Error, Result};
-use crate::path::Step;
+use crate::path::{Step, MAX_PATH_STEPS};
 use crate::store::Store;
 use crate::tree::{Ctx, Dir, Ptr};
 
@@ -66,7 +66,7 @@ fn export_named<W: Write>(store: &Store, commit: &Hash, out: W, name: PathBuf) -
     let mut w = SnapWriter::new(out, name)?;
     w.header(&Header { inode: store.config().inode, commit: info })?;
     let root = tree.ctx.dir_of(&tree.root)?.ok_or(Error::NotADirectory)?;
-    Walk { ctx: &tree.ctx, w: &mut w }.dir(&root, true)?;
+    Walk { ctx: &tree.ctx, w: &mut w, depth: 0 }.dir(&root, true)?;
     let (out, counts, file_bytes) = w.finish()?;
     Ok((out, ExportStats { commit: *commit, counts, file_bytes }))
 }
@@ -75,6 +75,8 @@ fn export_named<W: Write>(store: &Store, commit: &Hash, out: W, name: PathBuf) -
 struct Walk<'a, W: Write> {
     ctx: &'a Ctx,
     w: &'a mut SnapWriter<W>,
+    /// Steps from the root to the directory being written.
+    depth: usize,
 }
 
 impl<W: Write> Walk<'_, W> {
@@ -100,6 +102,12 @@ impl<W: Write> Walk<'_, W> {
     }
 
     fn entry(&mut self, step: &Step, ptr: &Ptr) -> Result<()> {
+        // A stored tree deeper than the maximum (another program's, or damage) is refused,
+        // not followed until the stack ends; no import would take it either.
+        let steps = self.depth + 1;
+        if steps > MAX_PATH_STEPS {
+            return Err(Error::PathTooDeep { steps, max: MAX_PATH_STEPS });
+        }
         self.w.leb(step.len() as u64)?;
         self.w.put(step)?;
         match ptr.kind() {
@@ -114,7 +122,9 @@ impl<W: Write> Walk<'_, W> {
             ChildKind::Node => {
                 let d = self.ctx.dir_of(ptr)?.expect("a node pointer loads a directory");
                 self.w.put(&[TAG_DIR])?;
+                self.depth += 1;
                 self.dir(&d, false)?;
+                self.depth -= 1;
             }
         }
         Ok(())
@@ -137,7 +147,7 @@ mod tests {
         let store = Store::open_with("/s", Config { fs: Arc::new(fs), ..Config::default() }).unwrap();
         let empty = Ptr::Dir(Arc::new(Dir::empty()));
         let root = Dir::new(DirBody::Flat(vec![(Step::from_slice(b"e"), empty)]));
-        let tree = Tree { root: Ptr::Dir(Arc::new(root)), ctx: store.empty().ctx };
+        let tree = Tree { root: Ptr::Dir(Arc::new(root)), ctx: store.empty().ctx, height: 1 };
         let commit = store.commit(&tree, &[], 0, "Tezos", "").unwrap();
         let e = export(&store, &commit, Vec::new()).unwrap_err();
         assert!(matches!(e, Error::Snapshot(SnapshotError::EmptyDirectory)), "{e}");

@@ -18,7 +18,7 @@ use super::export::{TAG_DIR, TAG_VALUE};
 use super::format::SnapReader;
 use super::{Counts, ImportStats, SnapshotError};
 use crate::error::{io_err, Error, Result};
-use crate::path::Step;
+use crate::path::{Step, MAX_PATH_STEPS};
 use crate::store::Store;
 use crate::tree::Tree;
 
@@ -163,6 +163,13 @@ impl<R: Read> Builder<'_, R> {
             }
             top.left -= 1;
             let large = top.count > large_above;
+            // The entry's path has a step per open directory. A deeper tree is refused while
+            // reading, before anything of it is built: no tree may be deeper, and walks over
+            // one (hashing it, writing it) would run out of stack.
+            let steps = self.stack.len();
+            if steps > MAX_PATH_STEPS {
+                return Err(Error::PathTooDeep { steps, max: MAX_PATH_STEPS });
+            }
             let n = self.len("step length")?;
             if n == 0 {
                 return Err(self.malformed("empty step"));

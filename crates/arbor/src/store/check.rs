@@ -7,6 +7,7 @@ use arbor_core::{commit_hash, contents_hash, ChildKind, Hash};
 use super::Store;
 use crate::error::{Error, Result};
 use crate::pack::record::kind;
+use crate::path::MAX_PATH_STEPS;
 use crate::tree::{Dir, DirBody, IPtr, Inode, InodeBody, Ptr};
 
 /// What fsck found.
@@ -141,6 +142,11 @@ impl Walk<'_> {
     }
 
     fn child(&mut self, p: &Ptr, depth: usize) -> Result<()> {
+        // No tree is deeper than the maximum; a stored one that is (written by another
+        // program, or damaged) is reported rather than followed until the stack ends.
+        if depth > MAX_PATH_STEPS {
+            return Err(Error::PathTooDeep { steps: depth, max: MAX_PATH_STEPS });
+        }
         match p {
             Ptr::Value(v) => {
                 self.stats.value_sizes[log2_bucket(v.bytes.len() as u64)] += 1;

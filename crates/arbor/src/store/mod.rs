@@ -39,7 +39,7 @@ use crate::io::LockGuard;
 use crate::pack::control::Control;
 use crate::pack::log::LogWriter;
 use crate::pack::record::{kind, CommitBody, HeadBody};
-use crate::tree::{Ctx, Ptr, Tree};
+use crate::tree::{Ctx, Ptr, Tree, MAX_HEIGHT};
 use index::CommitMap;
 use load::Loader;
 use write::Persister;
@@ -143,7 +143,7 @@ impl Store {
 
     /// The empty tree, for building a first commit (Tezos `Context.Tree.empty`).
     pub fn empty(&self) -> Tree {
-        Tree { root: Ptr::Dir(Arc::new(crate::tree::Dir::empty())), ctx: self.ctx.clone() }
+        Tree { root: Ptr::Dir(Arc::new(crate::tree::Dir::empty())), ctx: self.ctx.clone(), height: 0 }
     }
 
     /// True if `hash` names a commit of this store that can be checked out (Tezos
@@ -194,7 +194,8 @@ impl Store {
             Some(root)
         });
         match lent {
-            Some(root) => Ok(Tree { root, ctx: self.ctx.clone() }),
+            // Bounded as any tree read from a store: the working tree's bound is not kept.
+            Some(root) => Ok(Tree { root, ctx: self.ctx.clone(), height: MAX_HEIGHT }),
             None => self.stored_tree(hash),
         }
     }
@@ -208,7 +209,9 @@ impl Store {
             offset,
             kind: crate::error::Corruption::DanglingOffset(offset.wrapping_sub(c.tree_back)),
         })?;
-        Ok(Tree { root: load::root_ptr(tree_at, c.tree_hash), ctx: self.ctx.clone() })
+        // No commit holds a tree deeper than the maximum (`Tree::add_tree` refuses to build
+        // one, snapshot import to read one); walks over a stored one refuse it all the same.
+        Ok(Tree { root: load::root_ptr(tree_at, c.tree_hash), ctx: self.ctx.clone(), height: MAX_HEIGHT })
     }
 
     /// A commit's metadata.
@@ -286,6 +289,7 @@ impl Store {
         Ok(Tree {
             root: Ptr::Disk(crate::tree::DiskPtr { offset, hash: *d.hash(), kind: arbor_core::ChildKind::Node }),
             ctx: self.ctx.clone(),
+            height: tree.height,
         })
     }
 

@@ -1,6 +1,7 @@
 //! Trees: immutable, cheaply cloned snapshots of a context (Tezos `Context.tree`).
 
 mod evict;
+mod height;
 mod mutate;
 mod node;
 mod ops;
@@ -21,7 +22,7 @@ pub(crate) use ops::{search, Ctx};
 pub use walk::{Depth, Order};
 
 use crate::error::{Error, Result};
-use crate::path::{check_path, Step};
+use crate::path::{check_path, Step, MAX_PATH_STEPS};
 
 /// The bytes of a value, shared with the tree it was read from ([`Tree::find_shared`]).
 #[derive(Clone, Debug)]
@@ -53,11 +54,23 @@ pub enum Kind {
 /// new tree that shares all unchanged parts. Cloning is O(1).
 ///
 /// Trees checked out of a store load their nodes lazily through the store's cache.
+///
+/// No tree has a path of more than [`MAX_PATH_STEPS`] steps to any of its nodes: every walk
+/// over one then fits on a thread's stack (see [`Tree::add_tree`]).
 #[derive(Clone, Debug)]
 pub struct Tree {
     pub(crate) root: Ptr,
     pub(crate) ctx: Arc<Ctx>,
+    /// At least the height of the tree (the steps of its longest path to a node; 0 for a value
+    /// or the empty directory), at most [`MAX_PATH_STEPS`]. A bound, not a measure, so that
+    /// no change has to walk the tree: exact for a tree built by adds, `MAX_PATH_STEPS`
+    /// for a tree read from a store (no tree ever committed is deeper), that less the depth
+    /// for a subtree found in one; a removal leaves it as it was.
+    pub(crate) height: u32,
 }
+
+/// [`MAX_PATH_STEPS`] as a [`Tree::height`].
+pub(crate) const MAX_HEIGHT: u32 = MAX_PATH_STEPS as u32;
 
 fn memory_ctx(cfg: InodeConfig) -> Arc<Ctx> {
     Arc::new(Ctx { cfg, source: None, uid: 0, max_value_len: usize::MAX })
@@ -69,22 +82,24 @@ impl Tree {
     pub fn empty() -> Tree {
         static TEZOS: OnceLock<Arc<Ctx>> = OnceLock::new();
         let ctx = TEZOS.get_or_init(|| memory_ctx(InodeConfig::TEZOS)).clone();
-        Tree { root: Ptr::Dir(Arc::new(Dir::empty())), ctx }
+        Tree { root: Ptr::Dir(Arc::new(Dir::empty())), ctx, height: 0 }
     }
 
     /// The empty directory with another inode shape (used to test hashing in small shapes).
     pub fn empty_with(cfg: InodeConfig) -> Tree {
-        Tree { root: Ptr::Dir(Arc::new(Dir::empty())), ctx: memory_ctx(cfg) }
+        Tree { root: Ptr::Dir(Arc::new(Dir::empty())), ctx: memory_ctx(cfg), height: 0 }
     }
 
     /// A tree that is a single value (Tezos `Context.Tree.of_value`).
     pub fn of_value(&self, value: &[u8]) -> Result<Tree> {
         self.check_value(value)?;
-        Ok(self.with_root(Ptr::value(value)))
+        Ok(Tree { root: Ptr::value(value), ctx: self.ctx.clone(), height: 0 })
     }
 
-    pub(crate) fn with_root(&self, root: Ptr) -> Tree {
-        Tree { root, ctx: self.ctx.clone() }
+    /// The subtree `root`, found `depth` steps below this tree's root.
+    pub(crate) fn below(&self, root: Ptr, depth: usize) -> Tree {
+        let depth = u32::try_from(depth).unwrap_or(u32::MAX);
+        Tree { root, ctx: self.ctx.clone(), height: self.height.saturating_sub(depth) }
     }
 
     fn check_value(&self, value: &[u8]) -> Result<()> {
@@ -167,7 +182,7 @@ impl Tree {
     /// The subtree at `path` (Tezos `Context.find_tree`).
     pub fn find_tree<S: AsRef<[u8]>>(&self, path: &[S]) -> Result<Option<Tree>> {
         check_path(path)?;
-        Ok(self.ctx.find_ptr(&self.root, path)?.map(|p| self.with_root(p)))
+        Ok(self.ctx.find_ptr(&self.root, path)?.map(|p| self.below(p, path.len())))
     }
 
     /// This tree with `value` at `path`, creating directories on the way and replacing
@@ -175,11 +190,22 @@ impl Tree {
     pub fn add<S: AsRef<[u8]>>(&self, path: &[S], value: &[u8]) -> Result<Tree> {
         check_path(path)?;
         self.check_value(value)?;
-        self.set(path, Some(Ptr::value(value)))
+        self.set(path, Some(Ptr::value(value)), path.len())
     }
 
     /// This tree with `tree` grafted at `path`; an empty `tree` removes the path
     /// (Tezos `Context.add_tree`).
+    ///
+    /// Refused with [`Error::PathTooDeep`] (and nothing changed) if the result would have a
+    /// path of more than [`MAX_PATH_STEPS`] steps: `path`'s steps plus the height of `tree`.
+    /// That height is known without a walk for most trees (see the cost below); only when the
+    /// bound `tree` carries is not enough is `tree` walked, loading its directories (never
+    /// its values) and stopping at the first path found too long.
+    ///
+    /// Cost: a tree built in memory carries its height; a tree found `k` steps down a tree
+    /// read from a store is at most `MAX_PATH_STEPS - k` high, so copying it at most `k`
+    /// steps down (Tezos copies big maps and contracts at the same depth) walks nothing, and
+    /// grafting it deeper walks it once.
     pub fn add_tree<S: AsRef<[u8]>>(&self, path: &[S], tree: &Tree) -> Result<Tree> {
         let mut t = self.clone();
         t.add_tree_mut(path, tree)?;
@@ -190,20 +216,26 @@ impl Tree {
     /// (Tezos `Context.remove`).
     pub fn remove<S: AsRef<[u8]>>(&self, path: &[S]) -> Result<Tree> {
         check_path(path)?;
-        self.set(path, None)
+        self.set(path, None, 0)
     }
 
-    fn set<S: AsRef<[u8]>>(&self, path: &[S], new: Option<Ptr>) -> Result<Tree> {
+    fn set<S: AsRef<[u8]>>(&self, path: &[S], new: Option<Ptr>, height: usize) -> Result<Tree> {
         let mut t = self.clone();
-        t.set_mut(path, new)?;
+        t.set_mut(path, new, height)?;
         Ok(t)
     }
 
-    fn set_mut<S: AsRef<[u8]>>(&mut self, path: &[S], new: Option<Ptr>) -> Result<()> {
+    /// Puts `new` at `path`; `height` bounds the steps from the root to any node of `new` and
+    /// is at most [`MAX_PATH_STEPS`] (the callers check).
+    fn set_mut<S: AsRef<[u8]>>(&mut self, path: &[S], new: Option<Ptr>, height: usize) -> Result<()> {
         if new.is_none() && !self.ctx.lookup(&self.root, path, |p| Ok(p.is_some()))? {
             // Removing nothing changes nothing (and copies nothing).
             return Ok(());
         }
+        debug_assert!(height <= MAX_PATH_STEPS, "the callers check the height");
+        // Raised before the change, so that it bounds whatever a change that fails part-way
+        // leaves.
+        self.height = self.height.max(height as u32);
         if self.ctx.set_mut(&mut self.root, path, new)? == Outcome::Emptied {
             self.root = Ptr::Dir(Arc::new(Dir::empty()));
         }
@@ -217,16 +249,17 @@ impl Tree {
     pub fn add_mut<S: AsRef<[u8]>>(&mut self, path: &[S], value: &[u8]) -> Result<()> {
         check_path(path)?;
         self.check_value(value)?;
-        self.set_mut(path, Some(Ptr::value(value)))
+        self.set_mut(path, Some(Ptr::value(value)), path.len())
     }
 
     /// [`Tree::remove`] in place (see [`Tree::add_mut`]).
     pub fn remove_mut<S: AsRef<[u8]>>(&mut self, path: &[S]) -> Result<()> {
         check_path(path)?;
-        self.set_mut(path, None)
+        self.set_mut(path, None, 0)
     }
 
-    /// [`Tree::add_tree`] in place (see [`Tree::add_mut`]).
+    /// [`Tree::add_tree`] in place (see [`Tree::add_mut`]); a graft refused as too deep
+    /// changes nothing.
     pub fn add_tree_mut<S: AsRef<[u8]>>(&mut self, path: &[S], tree: &Tree) -> Result<()> {
         check_path(path)?;
         if !Arc::ptr_eq(&self.ctx, &tree.ctx) {
@@ -235,8 +268,11 @@ impl Tree {
                 return Err(Error::ForeignTree);
             }
         }
-        let new = if tree.is_empty()? { None } else { Some(tree.root.clone()) };
-        self.set_mut(path, new)
+        if tree.is_empty()? {
+            return self.set_mut(path, None, 0);
+        }
+        let height = tree.height_at(path.len())?;
+        self.set_mut(path, Some(tree.root.clone()), height)
     }
 
     /// Number of children of the directory at `path`, in O(1); 0 for a value or nothing
@@ -275,7 +311,7 @@ impl Tree {
                 skip -= 1;
                 return Ok(true);
             }
-            out.push((s.clone(), self.with_root(c.clone())));
+            out.push((s.clone(), self.below(c.clone(), path.len() + 1)));
             Ok(out.len() < limit)
         })?;
         Ok(out)

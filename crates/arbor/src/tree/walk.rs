@@ -1,7 +1,7 @@
 //! Folding over a tree with depth bounds (Tezos `Context.fold`).
 
-use crate::error::Result;
-use crate::path::{check_path, Step};
+use crate::error::{Error, Result};
+use crate::path::{check_path, Step, MAX_PATH_STEPS};
 
 use super::{Ptr, Tree};
 
@@ -67,20 +67,27 @@ impl Tree {
         let Some(start) = self.ctx.find_ptr(&self.root, path)? else { return Ok(()) };
         let depth = depth.unwrap_or(Depth::Ge(0));
         let mut key = Vec::new();
-        self.visit(&start, &mut key, depth, order, &mut f)?;
+        self.visit(&start, path.len(), &mut key, depth, order, &mut f)?;
         Ok(())
     }
 
+    /// Visits `node`, `key` below the folded path, which is `at` steps down this tree.
     fn visit(
         &self,
         node: &Ptr,
+        at: usize,
         key: &mut Vec<Step>,
         depth: Depth,
         order: Order,
         f: &mut dyn FnMut(&[Step], &Tree) -> Result<bool>,
     ) -> Result<bool> {
         let d = key.len();
-        if depth.admits(d) && !f(key, &self.with_root(node.clone()))? {
+        // No tree is deeper than the maximum, but a store written by another program (or
+        // damaged) may hold one: refused here rather than followed until the stack ends.
+        if at + d > MAX_PATH_STEPS {
+            return Err(Error::PathTooDeep { steps: at + d, max: MAX_PATH_STEPS });
+        }
+        if depth.admits(d) && !f(key, &self.below(node.clone(), at + d))? {
             return Ok(false);
         }
         if !depth.goes_below(d) {
@@ -101,7 +108,7 @@ impl Tree {
         }
         for (s, p) in children {
             key.push(s);
-            let go_on = self.visit(&p, key, depth, order, f)?;
+            let go_on = self.visit(&p, at, key, depth, order, f)?;
             key.pop();
             if !go_on {
                 return Ok(false);

@@ -8,7 +8,7 @@
 //! changes. See docs/FORMAT.md for every body.
 
 use arbor_core::leb128;
-use arbor_core::toolbox::hex;
+use arbor_core::toolbox::{hex, Cursor, CursorError};
 
 use crate::error::Corruption;
 use crate::path::Step;
@@ -164,10 +164,10 @@ pub(crate) fn put_entry(out: &mut Vec<u8>, step: &[u8], child: &ChildRef<'_>) {
     }
 }
 
-/// A cursor over a record body; every read fails cleanly on truncated input.
+/// A record body being read, through the workspace's byte cursor; every read fails cleanly
+/// on truncated input.
 pub(crate) struct Reader<'a> {
-    buf: &'a [u8],
-    pos: usize,
+    cur: Cursor<'a>,
 }
 
 /// Why a body failed to decode: the decoder's own error, small so that each field read
@@ -204,57 +204,57 @@ pub(crate) fn invalid(field: &'static str, value: impl Into<u64>) -> DecodeError
     DecodeError::Invalid { field, value: value.into() }
 }
 
+/// The cursor's reasons (cut short, a varint too long) are all a body too short for its fields.
+impl From<CursorError> for DecodeError {
+    fn from(_: CursorError) -> DecodeError {
+        DecodeError::Short
+    }
+}
+
 impl<'a> Reader<'a> {
     pub fn new(buf: &'a [u8]) -> Reader<'a> {
-        Reader { buf, pos: 0 }
+        Reader { cur: Cursor::new(buf) }
     }
 
     pub fn is_done(&self) -> bool {
-        self.pos == self.buf.len()
+        self.cur.is_empty()
     }
 
     /// Ok if every byte was read, else how many were left.
     pub fn finish(&self) -> Result<(), DecodeError> {
-        match self.buf.len() - self.pos {
+        match self.cur.remaining() {
             0 => Ok(()),
             extra => Err(DecodeError::Trailing(extra)),
         }
     }
 
     pub fn leb(&mut self) -> Result<u64, DecodeError> {
-        let (v, n) = leb128::read_u64(&self.buf[self.pos..]).ok_or(DecodeError::Short)?;
-        self.pos += n;
-        Ok(v)
+        Ok(self.cur.leb128()?)
     }
 
+    /// A length that the rest of the body can hold.
     pub fn len(&mut self) -> Result<usize, DecodeError> {
         let v = self.leb()?;
-        let v = usize::try_from(v).map_err(|_| DecodeError::Short)?;
-        if v > self.buf.len() - self.pos {
-            return Err(DecodeError::Short);
+        match usize::try_from(v) {
+            Ok(v) if v <= self.cur.remaining() => Ok(v),
+            _ => Err(DecodeError::Short),
         }
-        Ok(v)
     }
 
     pub fn bytes(&mut self, n: usize) -> Result<&'a [u8], DecodeError> {
-        if n > self.buf.len() - self.pos {
-            return Err(DecodeError::Short);
-        }
-        let s = &self.buf[self.pos..self.pos + n];
-        self.pos += n;
-        Ok(s)
+        Ok(self.cur.take(n)?)
     }
 
     pub fn u8(&mut self) -> Result<u8, DecodeError> {
-        Ok(self.bytes(1)?[0])
+        Ok(self.cur.u8()?)
     }
 
     pub fn hash(&mut self) -> Result<Hash, DecodeError> {
-        Ok(Hash(self.bytes(32)?.try_into().expect("32 bytes")))
+        Ok(Hash(self.cur.array::<32>()?))
     }
 
     pub fn u64_le(&mut self) -> Result<u64, DecodeError> {
-        Ok(u64::from_le_bytes(self.bytes(8)?.try_into().expect("8 bytes")))
+        Ok(self.cur.u64_le()?)
     }
 
     /// A step written by [`put_step`].

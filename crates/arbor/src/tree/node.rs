@@ -459,15 +459,17 @@ fn prehash<'a>(dirty: impl Iterator<Item = Dirty<'a>>) {
 /// `big_maps/index`, ...), the changed children of its root inode, in slot order (the order
 /// the writer meets them). Nothing below them is searched, nothing above them is a part.
 pub(crate) fn hash_units(root: &Ptr) -> Vec<Arc<Inode>> {
-    fn dir(d: &Dir, out: &mut Vec<Arc<Inode>>) {
-        if d.cached_hash().is_some() {
+    /// Each directory once: a directory shared under several names (a subtree grafted twice,
+    /// level after level) would otherwise be searched once per path to it, exponentially.
+    fn dir(d: &Dir, seen: &mut rustc_hash::FxHashSet<*const Dir>, out: &mut Vec<Arc<Inode>>) {
+        if d.cached_hash().is_some() || !seen.insert(std::ptr::from_ref(d)) {
             return;
         }
         match &d.body {
             DirBody::Flat(entries) => {
                 for (_, child) in entries {
                     if let Ptr::Dir(sub) = child {
-                        dir(sub, out);
+                        dir(sub, seen, out);
                     }
                 }
             }
@@ -486,7 +488,7 @@ pub(crate) fn hash_units(root: &Ptr) -> Vec<Arc<Inode>> {
     }
     let mut out = Vec::new();
     if let Ptr::Dir(d) = root {
-        dir(d, &mut out);
+        dir(d, &mut rustc_hash::FxHashSet::default(), &mut out);
     }
     out
 }

@@ -80,6 +80,7 @@ impl StatsArgs {
                 "records": kinds,
                 "delta_records": s.delta_records,
                 "delta_bytes": s.delta_bytes,
+                "chained_delta_records": s.chained_delta_records,
                 "inlined_values": s.inlined_values,
                 "separate_values": s.separate_values,
                 "value_depths": s.depths,

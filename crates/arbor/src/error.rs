@@ -102,8 +102,9 @@ pub enum Corruption {
         /// The depth the record carries.
         found: u64,
     },
-    /// A delta record's base is not a full record of the delta's kind (a FLAT_DIR for a
-    /// directory delta, an INODE_VALUES or INODE_TREE at the same depth for an inode delta).
+    /// A delta record's base is neither a full record of the delta's kind (a FLAT_DIR for a
+    /// directory delta, an INODE_VALUES or INODE_TREE at the same depth for an inode delta)
+    /// nor a delta of such a record: the chain of deltas is broken or longer than two.
     DeltaBase {
         /// Global log offset of the base the delta names.
         base: u64,
@@ -160,7 +161,7 @@ impl std::fmt::Display for Corruption {
                 write!(f, "inode at an unexpected depth ({found}, expected {expected})")
             }
             Corruption::DeltaBase { base } => {
-                write!(f, "delta whose base at offset {base} is not a full record of its kind")
+                write!(f, "delta whose base at offset {base} is neither a full record of its kind nor a delta of one")
             }
             Corruption::BadMagic => write!(f, "bad magic bytes"),
             Corruption::HashMismatch { expected, actual } => {

@@ -1,12 +1,16 @@
 //! Delta records (FORMAT.md 5.8): a directory or inode changed in a few bindings is appended
-//! as the bindings that differ from its last full record. Every commit of a long run of small
-//! changes must read back exactly, after reopening, with fsck clean, and the log must grow by
-//! far less than rewriting each changed directory would take.
+//! as the bindings that differ from its last full record, or from a delta of it. Every commit
+//! of a long run of small changes must read back exactly, after reopening, with fsck clean, and
+//! the log must grow by far less than rewriting each changed directory would take; a chain of
+//! more than two deltas is corruption.
 
 mod common;
 
+use std::path::Path;
+
 use arbor::io::MemFs;
-use arbor::{InodeConfig, Store};
+use arbor::{Corruption, Error, InodeConfig, Store};
+use arbor_core::leb128;
 use common::{assert_fsck_clean, check_values_and_hash, mem_config, model_add, model_remove, path, Model, Rng};
 
 fn key(dir: &str, i: u64) -> Vec<Vec<u8>> {
@@ -59,6 +63,7 @@ fn small_changes_are_deltas_and_read_back() {
     }
     let stats = store.stats().unwrap();
     assert!(stats.delta_records > 0, "no delta record written: {stats:?}");
+    assert!(stats.chained_delta_records > 0, "no delta of a delta written: {stats:?}");
     // In full, a block rewrites the flat directory (60 bindings of 12 bytes and more), the
     // large one's root inode (32 slots of 33 bytes and more) and the depth-1 inodes of its ~5
     // changed bindings (as much again each): over 6 KiB. With deltas about 1.5 KiB (a full
@@ -113,4 +118,78 @@ fn shrinking_and_growing_across_the_flat_limit_keeps_deltas_consistent() {
         check_values_and_hash(&store.checkout(hash).unwrap(), m, InodeConfig::TEZOS);
     }
     assert_fsck_clean(&store, "after crossing the flat limit");
+}
+
+/// The frames of a chunk file: (position of the kind byte, kind, body position, body length).
+fn frames(chunk: &[u8]) -> Vec<(usize, u8, usize, usize)> {
+    let mut out = Vec::new();
+    let mut at = 32;
+    while at < chunk.len() && chunk[at] != 0 {
+        let (len, n) = leb128::read_u64(&chunk[at + 1..]).unwrap();
+        out.push((at, chunk[at], at + 1 + n, len as usize));
+        at += 1 + n + len as usize + 4;
+    }
+    out
+}
+
+#[test]
+fn a_chain_of_three_deltas_is_corruption() {
+    // One flat directory changed in one more binding per commit: its versions are a delta of
+    // the full record, then deltas of that delta. Pointing the second such delta at the first
+    // (a chain of three) must make reading it fail as corruption, not loop or misread.
+    const FLAT_DIR: u8 = 0x02;
+    const FLAT_DIR_DELTA: u8 = 0x07;
+    let fs = MemFs::new();
+    let store = Store::open_with("/s", mem_config(&fs)).unwrap();
+    let mut tree = store.empty();
+    for i in 0..60 {
+        tree.add_mut(&key("d", i), b"v").unwrap();
+    }
+    let mut commits = vec![store.commit(&tree, &[], 0, "t", "base").unwrap()];
+    for i in 0..6u64 {
+        let mut tree = store.checkout(commits.last().unwrap()).unwrap();
+        tree.add_mut(&key("d", i), b"w").unwrap();
+        commits.push(store.commit(&tree, &[*commits.last().unwrap()], i as i64 + 1, "t", "block").unwrap());
+    }
+    drop(store);
+    let chunk_path = Path::new("/s/pack/00000000000000000000.chunk");
+    let mut chunk = fs.file_bytes(chunk_path).unwrap();
+    let records = frames(&chunk);
+    let kind_at = |pos: usize| records.iter().find(|r| r.0 == pos).map(|r| r.1);
+    // (position, base position) of every flat delta; level 2 when the base is a delta.
+    let deltas: Vec<(usize, usize)> = records
+        .iter()
+        .filter(|r| r.1 == FLAT_DIR_DELTA)
+        .map(|&(pos, _, body, _)| (pos, pos - leb128::read_u64(&chunk[body..]).unwrap().0 as usize))
+        .collect();
+    let level1 = deltas.iter().find(|d| kind_at(d.1) == Some(FLAT_DIR)).expect("a delta of the full record").0;
+    let on_level1: Vec<usize> = deltas.iter().filter(|d| d.1 == level1).map(|d| d.0).collect();
+    assert!(on_level1.len() >= 2, "two deltas of one delta: {deltas:?}");
+    let (first, second) = (on_level1[0], on_level1[1]);
+    // Re-point the second at the first, keeping the field's length; fix the frame's crc.
+    let &(_, _, body, len) = records.iter().find(|r| r.0 == second).unwrap();
+    let old_len = leb128::read_u64(&chunk[body..]).unwrap().1;
+    let mut new_back = Vec::new();
+    leb128::write_u64(&mut new_back, (second - first) as u64);
+    assert_eq!(new_back.len(), old_len, "the new distance fits the field");
+    chunk[body..body + old_len].copy_from_slice(&new_back);
+    let crc = crc32c::crc32c(&chunk[second..body + len]);
+    chunk[body + len..body + len + 4].copy_from_slice(&crc.to_le_bytes());
+    fs.set_file_bytes(chunk_path, &chunk).unwrap();
+
+    let store = Store::open_with("/s", mem_config(&fs)).unwrap();
+    let mut refused = 0;
+    for (n, c) in commits.iter().enumerate() {
+        let read = store.checkout(c).and_then(|t| t.find(&key("d", 59)));
+        match read {
+            Ok(v) => assert_eq!(v.as_deref(), Some(&b"v"[..]), "commit {n}"),
+            Err(Error::Corrupt { kind: Corruption::DeltaBase { base }, offset, .. }) => {
+                assert_eq!((offset, base), (second as u64, first as u64), "commit {n}");
+                refused += 1;
+            }
+            Err(e) => panic!("commit {n}: {e}"),
+        }
+    }
+    assert!(refused >= 1, "the commit holding the chain of three read without error");
+    assert!(!store.fsck().errors.is_empty(), "fsck reports the chain");
 }

@@ -20,8 +20,9 @@ use crate::io::{File, FileSystem, OpenOptions};
 pub(crate) const CHUNK_HEADER_LEN: u64 = 32;
 /// Magic bytes that start every chunk file.
 pub(crate) const CHUNK_MAGIC: &[u8; 8] = b"ARBORPK\x01";
-/// Format version of the log records this build writes and reads (2: delta records).
-pub(crate) const FORMAT_VERSION: u32 = 2;
+/// Format version of the log records this build writes and reads (2: delta records; 3: deltas
+/// of deltas).
+pub(crate) const FORMAT_VERSION: u32 = 3;
 /// How many bytes a record read asks for first; most records are smaller.
 const FIRST_READ: usize = 512;
 /// Bytes read at a time by sequential scans.

@@ -28,12 +28,23 @@ pub(crate) mod kind {
     pub const COMMIT: u8 = 0x05;
     /// A named head set or removed.
     pub const HEAD: u8 = 0x06;
-    /// A FLAT_DIR given as the bindings that differ from a FLAT_DIR record (its base).
+    /// A FLAT_DIR given as the bindings that differ from its base: a FLAT_DIR record, or a
+    /// FLAT_DIR_DELTA whose own base is one.
     pub const FLAT_DIR_DELTA: u8 = 0x07;
-    /// An INODE_VALUES given as the bindings that differ from an INODE_VALUES record.
+    /// An INODE_VALUES given as the bindings that differ from its base (as for FLAT_DIR_DELTA).
     pub const INODE_VALUES_DELTA: u8 = 0x08;
-    /// An INODE_TREE given as the slots that differ from an INODE_TREE record.
+    /// An INODE_TREE given as the slots that differ from its base (as for FLAT_DIR_DELTA).
     pub const INODE_TREE_DELTA: u8 = 0x09;
+
+    /// The delta kind of a full kind (FLAT_DIR, INODE_VALUES, INODE_TREE); 0 for others.
+    pub const fn delta_of(full: u8) -> u8 {
+        match full {
+            FLAT_DIR => FLAT_DIR_DELTA,
+            INODE_VALUES => INODE_VALUES_DELTA,
+            INODE_TREE => INODE_TREE_DELTA,
+            _ => 0,
+        }
+    }
 }
 
 /// Entry tags inside FLAT_DIR and INODE_VALUES bodies.

@@ -1,6 +1,6 @@
 //! fsck and statistics over every object reachable from the commits.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use arbor_core::{commit_hash, contents_hash, ChildKind, Hash};
 
@@ -34,9 +34,11 @@ pub struct StoreStats {
     pub records: [u64; 4],
     /// Bytes of those records (with framing) per kind, same order.
     pub record_bytes: [u64; 4],
-    /// Of those records, the directories and inodes stored as deltas of a full record
-    /// (counted under their full kind above too).
+    /// Of those records, the directories and inodes stored as deltas of a full record or
+    /// of a delta (counted under their full kind above too).
     pub delta_records: u64,
+    /// Of the delta records, those whose base is itself a delta (level 2, FORMAT.md 5.8).
+    pub chained_delta_records: u64,
     /// Bytes of the delta records (with framing).
     pub delta_bytes: u64,
     /// Values stored inline in their parent's record.
@@ -67,8 +69,9 @@ struct Walk<'a> {
     /// Objects checked, with the hash their first parent recorded: a second pointer to the
     /// same offset must record the same hash.
     seen: HashMap<u64, Hash>,
-    /// Records counted in the statistics (a delta's base is counted once, with no hash).
-    counted: HashSet<u64>,
+    /// Records counted in the statistics (a delta's base is counted once, with no hash), and
+    /// whether each is a delta.
+    counted: HashMap<u64, bool>,
     inode_counts: HashMap<u64, u64>,
     stats: StoreStats,
     errors: Vec<String>,
@@ -92,11 +95,16 @@ impl Walk<'_> {
         }
     }
 
-    /// Counts the record at `offset` (once), and the full record it is a delta of.
+    /// Counts the record at `offset` (once), and the records it is a delta of.
     fn record_size(&mut self, offset: u64) -> Result<()> {
         let mut next = Some(offset);
+        // Whether the record just counted is a delta whose base is `next`.
+        let mut from_delta = false;
         while let Some(at) = next.take() {
-            if !self.counted.insert(at) {
+            if let Some(&is_delta) = self.counted.get(&at) {
+                if from_delta && is_delta {
+                    self.stats.chained_delta_records += 1;
+                }
                 break;
             }
             let (k, body) = self.store.shared.loader.log.read(at)?;
@@ -109,10 +117,15 @@ impl Walk<'_> {
                 offset: at,
                 kind: e.into(),
             })?;
+            self.counted.insert(at, next.is_some());
             if next.is_some() {
                 self.stats.delta_records += 1;
                 self.stats.delta_bytes += framed;
+                if from_delta {
+                    self.stats.chained_delta_records += 1;
+                }
             }
+            from_delta = next.is_some();
         }
         Ok(())
     }
@@ -294,7 +307,7 @@ impl Store {
         let mut w = Walk {
             store: self,
             seen: HashMap::new(),
-            counted: HashSet::new(),
+            counted: HashMap::new(),
             inode_counts: HashMap::new(),
             stats: StoreStats { log_bytes: self.log_bytes(), ..StoreStats::default() },
             errors: Vec::new(),

@@ -12,7 +12,7 @@ use crate::error::{Corruption, Error, Result};
 use crate::pack::log::Log;
 use crate::pack::record::{invalid, kind, ChildRef, DecodeError, Reader};
 use crate::path::Step;
-use crate::tree::{Dir, DirBody, DiskPtr, Entry, Evicted, IPtr, Inode, InodeBody, Lineage, Persisted, Ptr, Value};
+use crate::tree::{Dir, DirBody, DiskPtr, Entry, Evicted, IPtr, Inode, InodeBody, Lineage, Mid, Persisted, Ptr, Value};
 
 /// A decoded object held by the cache.
 #[derive(Debug, Clone)]
@@ -154,10 +154,31 @@ impl Loader {
         Persisted::full(self.uid, offset)
     }
 
-    /// A delta record at `offset` of the full record at `base`, and the lineage it gives.
-    fn delta_at(&self, offset: u64, base: u64, steps: Vec<Step>, slots: u64) -> (Persisted, Lineage) {
-        let at = Persisted { store: self.uid, offset, full: base, seq: 0 };
-        (at, Lineage { base: Some(self.persisted(base)), steps, slots })
+    /// A delta record at `offset` of the record `base` (its base's place and lineage) with
+    /// `steps` or `slots` changed, and the lineage it gives: a delta of a full record is
+    /// level 1; a delta of a level-1 delta is level 2, its changes since the full record
+    /// those of both.
+    fn delta_at(
+        &self,
+        offset: u64,
+        base: (&Persisted, &Lineage),
+        steps: Vec<Step>,
+        slots: u64,
+    ) -> (Persisted, Lineage) {
+        let (base_at, base_lineage) = base;
+        let full = base_at.full;
+        let at = Persisted { store: self.uid, offset, full, seq: 0, level: base_at.level + 1 };
+        let lineage = if base_at.level == 0 {
+            Lineage { base: Some(self.persisted(full)), steps, slots, mid: None }
+        } else {
+            Lineage {
+                base: Some(self.persisted(full)),
+                steps: merge_steps(&base_lineage.steps, &steps),
+                slots: base_lineage.slots | slots,
+                mid: Some(Box::new(Mid { offset: base_at.offset, steps, slots })),
+            }
+        };
+        (at, lineage)
     }
 
     /// The tree pointer for a child reference of the record at `at`.
@@ -212,34 +233,48 @@ impl Loader {
         Ok((out, steps))
     }
 
-    /// The full record at `base` that the delta at `at` is a version of, decoded through the
-    /// cache: a directory (FLAT_DIR) or an inode (INODE_VALUES or INODE_TREE at `depth`).
-    fn base_object(&self, base: u64, at: u64, full_kind: u8, depth: u32) -> Result<Object> {
-        let is_full = |p: Option<&Persisted>| p.is_some_and(|p| p.full == p.offset);
+    /// The record at `base` that the delta at `at` is a version of, decoded through the
+    /// cache: a directory (FLAT_DIR) or an inode (INODE_VALUES or INODE_TREE at `depth`), in
+    /// full or, when `chained` allows it, as a delta of a full record (FORMAT.md 5.8: a
+    /// chain is at most two deltas long).
+    fn base_object(&self, base: u64, at: u64, full_kind: u8, depth: u32, chained: bool) -> Result<Object> {
+        let fits = |p: Option<&Persisted>| p.is_some_and(|p| p.level == 0 || (chained && p.level == 1));
         match self.cache.get(&base) {
-            Some(Cached { object: Object::Dir(d), .. }) if full_kind == kind::FLAT_DIR && is_full(d.disk.get()) => {
+            Some(Cached { object: Object::Dir(d), .. }) if full_kind == kind::FLAT_DIR && fits(d.disk.get()) => {
                 if matches!(d.body, DirBody::Flat(_)) {
                     return Ok(Object::Dir(d));
                 }
             }
             Some(Cached { object: Object::Inode(i), .. })
-                if full_kind != kind::FLAT_DIR && is_full(i.disk.get()) && i.depth == depth =>
+                if full_kind != kind::FLAT_DIR && fits(i.disk.get()) && i.depth == depth =>
             {
                 return Ok(Object::Inode(i));
             }
             _ => {}
         }
         let (k, body) = self.read(base)?;
-        if k != full_kind {
+        if k != full_kind && !(chained && k == kind::delta_of(full_kind)) {
             return Err(self.corrupt(at, Corruption::DeltaBase { base }));
         }
-        if k == kind::FLAT_DIR {
-            let d = Arc::new(self.flat_dir(&body, base, None)?);
+        // A delta base whose own base is not a full record makes the chain from `at` too
+        // long: reported at `at`, whose chain it is (the base may be sound on its own).
+        let too_long = |e: Error| match e {
+            Error::Corrupt { offset, kind: Corruption::DeltaBase { .. }, .. } if offset == base => {
+                self.corrupt(at, Corruption::DeltaBase { base })
+            }
+            e => e,
+        };
+        if full_kind == kind::FLAT_DIR {
+            let d = match k {
+                kind::FLAT_DIR => self.flat_dir(&body, base, None)?,
+                _ => self.flat_dir_delta(&body, base, None, false).map_err(too_long)?,
+            };
+            let d = Arc::new(d);
             let weight = weight::dir(&d) as u32;
             self.cache.insert(base, Cached { weight, object: Object::Dir(d.clone()) });
             Ok(Object::Dir(d))
         } else {
-            let i = Arc::new(self.inode_record(k, &body, base, None, depth)?);
+            let i = Arc::new(self.inode_record(k, &body, base, None, depth, false).map_err(too_long)?);
             let weight = weight::inode(&i) as u32;
             self.cache.insert(base, Cached { weight, object: Object::Inode(i.clone()) });
             Ok(Object::Inode(i))
@@ -293,7 +328,7 @@ impl Loader {
     }
 
     /// Decodes the body of an INODE_TREE_DELTA record at `at`.
-    fn tree_inode_delta(&self, body: &[u8], at: u64, depth: u32, hash: Option<Hash>) -> Result<Inode> {
+    fn tree_inode_delta(&self, body: &[u8], at: u64, depth: u32, hash: Option<Hash>, chained: bool) -> Result<Inode> {
         let bad = self.bad(at);
         let mut r = Reader::new(body);
         self.inode_depth(&mut r, at, depth)?;
@@ -304,7 +339,7 @@ impl Loader {
         if entries < 64 && changed >> entries != 0 {
             return Err(bad(invalid("inode changed-slot bitmap", changed)));
         }
-        let Object::Inode(base_node) = self.base_object(base, at, kind::INODE_TREE, depth)? else {
+        let Object::Inode(base_node) = self.base_object(base, at, kind::INODE_TREE, depth, chained)? else {
             return Err(self.corrupt(at, Corruption::DeltaBase { base }));
         };
         let InodeBody::Tree(base_slots) = &base_node.body else {
@@ -322,14 +357,14 @@ impl Loader {
         }
         r.finish().map_err(&bad)?;
         self.tree_inode_size(at, count, slots.iter().all(|s| matches!(s, IPtr::Empty)))?;
-        let (p, lineage) = self.delta_at(at, base, Vec::new(), changed);
+        let (p, lineage) = self.delta_at(at, based(&base_node.disk, &base_node.lineage), Vec::new(), changed);
         Ok(Inode::loaded(depth, count, InodeBody::Tree(slots), hash, p, lineage))
     }
 
     /// The record at `offset`. A read that fails while a garbage collection switches the log
     /// (its prefix replaced, chunks below the floor removed or hollowed out) is retried on
     /// the new routing: a reader must not report corruption that is not there.
-    fn read(&self, offset: u64) -> Result<(u8, Vec<u8>)> {
+    pub(crate) fn read(&self, offset: u64) -> Result<(u8, Vec<u8>)> {
         let mut retries = 0;
         loop {
             let floor = self.log.gc_view().floor;
@@ -422,35 +457,37 @@ impl Loader {
         Ok(Dir::loaded(DirBody::Flat(e), hash, self.persisted(offset), Lineage::default()))
     }
 
+    /// Decodes the body of a FLAT_DIR_DELTA record at `offset`; `chained`: whether its base
+    /// may be a delta.
+    fn flat_dir_delta(&self, body: &[u8], offset: u64, hash: Option<Hash>, chained: bool) -> Result<Dir> {
+        let bad = self.bad(offset);
+        let mut r = Reader::new(body);
+        let base = self.target(offset, r.leb().map_err(&bad)?)?;
+        let count = r.leb().map_err(&bad)?;
+        let Object::Dir(base_dir) = self.base_object(base, offset, kind::FLAT_DIR, 0, chained)? else {
+            return Err(self.corrupt(offset, Corruption::DeltaBase { base }));
+        };
+        let DirBody::Flat(base_entries) = &base_dir.body else {
+            return Err(self.corrupt(offset, Corruption::DeltaBase { base }));
+        };
+        let (e, steps) = self.apply_changes(base_entries, &mut r, offset)?;
+        r.finish().map_err(&bad)?;
+        if e.len() as u64 != count {
+            return Err(self.corrupt(offset, Corruption::CountMismatch { recorded: count, actual: e.len() as u64 }));
+        }
+        let (at, lineage) = self.delta_at(offset, based(&base_dir.disk, &base_dir.lineage), steps, 0);
+        Ok(Dir::loaded(DirBody::Flat(e), hash, at, lineage))
+    }
+
     /// Decodes the directory record at `offset` (flat, or the root inode of a large one,
     /// either in full or as a delta).
     pub fn decode_dir(&self, offset: u64, hash: Option<Hash>) -> Result<Dir> {
         let (k, body) = self.read(offset)?;
         match k {
             kind::FLAT_DIR => self.flat_dir(&body, offset, hash),
-            kind::FLAT_DIR_DELTA => {
-                let bad = self.bad(offset);
-                let mut r = Reader::new(&body);
-                let base = self.target(offset, r.leb().map_err(&bad)?)?;
-                let count = r.leb().map_err(&bad)?;
-                let Object::Dir(base_dir) = self.base_object(base, offset, kind::FLAT_DIR, 0)? else {
-                    return Err(self.corrupt(offset, Corruption::DeltaBase { base }));
-                };
-                let DirBody::Flat(base_entries) = &base_dir.body else {
-                    return Err(self.corrupt(offset, Corruption::DeltaBase { base }));
-                };
-                let (e, steps) = self.apply_changes(base_entries, &mut r, offset)?;
-                r.finish().map_err(&bad)?;
-                if e.len() as u64 != count {
-                    return Err(
-                        self.corrupt(offset, Corruption::CountMismatch { recorded: count, actual: e.len() as u64 })
-                    );
-                }
-                let (at, lineage) = self.delta_at(offset, base, steps, 0);
-                Ok(Dir::loaded(DirBody::Flat(e), hash, at, lineage))
-            }
+            kind::FLAT_DIR_DELTA => self.flat_dir_delta(&body, offset, hash, true),
             kind::INODE_TREE | kind::INODE_TREE_DELTA => {
-                let root = self.inode_record(k, &body, offset, hash, 0)?;
+                let root = self.inode_record(k, &body, offset, hash, 0, true)?;
                 let at = *root.disk.get().expect("a decoded inode knows its offset");
                 Ok(Dir::loaded(DirBody::Large(Arc::new(root)), hash, at, Lineage::default()))
             }
@@ -471,11 +508,20 @@ impl Loader {
     /// Decodes the inode record at `offset`, expected at `depth`.
     pub fn decode_inode(&self, offset: u64, hash: Option<Hash>, depth: u32) -> Result<Inode> {
         let (k, body) = self.read(offset)?;
-        self.inode_record(k, &body, offset, hash, depth)
+        self.inode_record(k, &body, offset, hash, depth, true)
     }
 
-    /// Decodes an inode record of kind `k` at `offset` (full or delta), expected at `depth`.
-    fn inode_record(&self, k: u8, body: &[u8], offset: u64, hash: Option<Hash>, depth: u32) -> Result<Inode> {
+    /// Decodes an inode record of kind `k` at `offset` (full or delta), expected at `depth`;
+    /// `chained`: whether a delta's base may be a delta.
+    fn inode_record(
+        &self,
+        k: u8,
+        body: &[u8],
+        offset: u64,
+        hash: Option<Hash>,
+        depth: u32,
+        chained: bool,
+    ) -> Result<Inode> {
         let bad = self.bad(offset);
         match k {
             kind::INODE_VALUES | kind::INODE_VALUES_DELTA => {
@@ -486,7 +532,9 @@ impl Loader {
                 } else {
                     let base = self.target(offset, r.leb().map_err(&bad)?)?;
                     let count = r.leb().map_err(&bad)?;
-                    let Object::Inode(base_node) = self.base_object(base, offset, kind::INODE_VALUES, depth)? else {
+                    let Object::Inode(base_node) =
+                        self.base_object(base, offset, kind::INODE_VALUES, depth, chained)?
+                    else {
                         return Err(self.corrupt(offset, Corruption::DeltaBase { base }));
                     };
                     let InodeBody::Values(base_entries) = &base_node.body else {
@@ -497,7 +545,7 @@ impl Loader {
                         let kind = Corruption::CountMismatch { recorded: count, actual: e.len() as u64 };
                         return Err(self.corrupt(offset, kind));
                     }
-                    let (at, lineage) = self.delta_at(offset, base, steps, 0);
+                    let (at, lineage) = self.delta_at(offset, based(&base_node.disk, &base_node.lineage), steps, 0);
                     (e, at, lineage)
                 };
                 r.finish().map_err(&bad)?;
@@ -508,7 +556,7 @@ impl Loader {
                 Ok(Inode::loaded(depth, n, InodeBody::Values(e), hash, at, lineage))
             }
             kind::INODE_TREE => self.tree_inode(body, offset, depth, hash),
-            kind::INODE_TREE_DELTA => self.tree_inode_delta(body, offset, depth, hash),
+            kind::INODE_TREE_DELTA => self.tree_inode_delta(body, offset, depth, hash, chained),
             other => Err(self.unexpected(offset, "inode", other)),
         }
     }
@@ -527,6 +575,37 @@ impl crate::tree::Source for Loader {
     fn adopt(&self, node: Evicted) {
         self.cache_evicted(node);
     }
+}
+
+/// A delta's base as [`Loader::delta_at`] takes it: where the base is and its lineage.
+fn based<'a>(disk: &'a std::sync::OnceLock<Persisted>, lineage: &'a Lineage) -> (&'a Persisted, &'a Lineage) {
+    (disk.get().expect("a base object is decoded with its place or was written"), lineage)
+}
+
+/// The union of two sorted lists of steps, sorted.
+fn merge_steps(a: &[Step], b: &[Step]) -> Vec<Step> {
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i][..].cmp(&b[j][..]) {
+            std::cmp::Ordering::Less => {
+                out.push(a[i].clone());
+                i += 1;
+            }
+            std::cmp::Ordering::Greater => {
+                out.push(b[j].clone());
+                j += 1;
+            }
+            std::cmp::Ordering::Equal => {
+                out.push(a[i].clone());
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    out.extend_from_slice(&a[i..]);
+    out.extend_from_slice(&b[j..]);
+    out
 }
 
 /// A pointer to the tree of a commit record.

@@ -162,7 +162,9 @@ impl Store {
     }
 
     fn read_commit(&self, offset: u64) -> Result<CommitBody> {
-        let (k, body) = self.shared.loader.log.read(offset)?;
+        // Through the loader, which retries a read that fails across a collection's switch:
+        // a read-only handle may meet the commit's chunk hollowed out before it refreshes.
+        let (k, body) = self.shared.loader.read(offset)?;
         let file = || self.shared.loader.file_of(offset);
         if k != kind::COMMIT {
             let kind = crate::error::Corruption::UnexpectedRecordKind { expected: "commit", found: k };
@@ -380,7 +382,7 @@ impl Store {
         stats.hashing = hashed - started;
         stats.writing = written_at - started;
         stats.syncing = waited + synced;
-        w.index.append(&hash, offset)?;
+        w.index_commit(hash, offset)?;
         sh.loader.log.set_end(w.log.pos());
         sh.commits.write().insert(hash, offset);
         sh.order.write().push((hash, offset));

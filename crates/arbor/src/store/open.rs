@@ -220,9 +220,12 @@ fn open_once(dir: &Path, config: Config) -> Result<Store> {
 }
 
 /// A scan that stopped at a damaged record is a torn tail only if no commit that was
-/// acknowledged lies beyond it. The commit index is written after each commit's sync, so an
-/// index entry naming a valid commit past the damage proves the damage is bit rot: report it
-/// instead of truncating acknowledged commits away.
+/// acknowledged lies beyond it. A commit synced alone (`EveryCommit`, `Pipelined`) enters the
+/// commit index only once its sync is done, so an index entry naming such a commit, valid,
+/// past the damage proves the damage is bit rot: report it instead of truncating acknowledged
+/// commits away. Under `Interval` durability an entry proves nothing (the commit's bytes
+/// may not have been synced when the entry was written, and a power loss may keep the entry
+/// and tear the bytes before the commit): the damage is taken for a torn tail.
 fn check_not_bit_rot(log: &Log, at: u64, kind: &crate::error::Corruption, untrusted: &[(Hash, u64)]) -> Result<()> {
     let saved = log.end();
     // Let the evidence be read wherever it lies in the files, past the scan's valid end.
@@ -238,6 +241,9 @@ fn check_not_bit_rot(log: &Log, at: u64, kind: &crate::error::Corruption, untrus
             continue;
         }
         let Ok(c) = crate::pack::record::CommitBody::decode(&body) else { continue };
+        if c.flags & crate::pack::record::COMMIT_SYNCED_ALONE == 0 {
+            continue;
+        }
         let parents: Vec<Hash> = c.parents.iter().map(|p| p.0).collect();
         if arbor_core::commit_hash(&c.tree_hash, &parents, c.date, &c.author, &c.message) == *hash {
             evidence = Some(*offset);

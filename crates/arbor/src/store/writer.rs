@@ -13,6 +13,7 @@ use super::Shared;
 use crate::config::Durability;
 use crate::error::{io_err, Error, Result};
 use crate::pack::log::{Chunk, LogWriter};
+use arbor_core::Hash;
 
 /// State only the writer touches.
 #[derive(Debug)]
@@ -29,6 +30,9 @@ pub(super) struct Writer {
     pending: Option<PendingSync>,
     /// How long taking the writer waited for that sync to finish.
     pub waited: Duration,
+    /// The index entry of the commit that sync makes durable, appended once it has: an
+    /// index entry is recovery's proof that its commit was durable (`open::check_not_bit_rot`).
+    pending_entry: Option<(Hash, u64)>,
 }
 
 /// An fdatasync running on a thread of its own.
@@ -51,7 +55,19 @@ impl Writer {
             seq: 0,
             pending: None,
             waited: Duration::ZERO,
+            pending_entry: None,
         }
+    }
+
+    /// Enters the commit `hash` at `offset`, just synced by policy, in the commit index: now,
+    /// or under `Pipelined` once its sync is done.
+    pub fn index_commit(&mut self, hash: Hash, offset: u64) -> Result<()> {
+        if self.pending.is_some() {
+            debug_assert!(self.pending_entry.is_none(), "one commit per sync");
+            self.pending_entry = Some((hash, offset));
+            return Ok(());
+        }
+        self.index.append(&hash, offset)
     }
 
     /// Makes what was just flushed durable as `durability` says, and returns how long the
@@ -90,7 +106,10 @@ impl Writer {
         result?;
         self.last_sync = Instant::now();
         self.unsynced = false;
-        Ok(())
+        match self.pending_entry.take() {
+            Some((hash, offset)) => self.index.append(&hash, offset),
+            None => Ok(()),
+        }
     }
 }
 

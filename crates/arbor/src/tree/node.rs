@@ -20,17 +20,20 @@ pub(crate) struct Persisted {
     pub store: u64,
     pub offset: u64,
     /// The full record this record is a version of: `offset` itself for a full record, the
-    /// base of a delta record otherwise (FORMAT.md 5.8).
+    /// full record at the end of the chain for a delta (FORMAT.md 5.8).
     pub full: u64,
     /// The writer's commit sequence number when this node was written (0 when read): how
     /// recently the working tree needed it (`tree::evict`).
     pub seq: u32,
+    /// How many delta records lead to the full one: 0 for a full record, 1 for a delta of
+    /// it, 2 for a delta of such a delta (no chain is longer).
+    pub level: u8,
 }
 
 impl Persisted {
     /// A full record read at `offset` by store instance `store`.
     pub fn full(store: u64, offset: u64) -> Persisted {
-        Persisted { store, offset, full: offset, seq: 0 }
+        Persisted { store, offset, full: offset, seq: 0, level: 0 }
     }
 }
 
@@ -44,15 +47,30 @@ pub(crate) struct Lineage {
     pub steps: Vec<Step>,
     /// Slots that differ from the base (Tree inodes), one bit each.
     pub slots: u64,
+    /// A delta of `base` (level 1) this node is also a version of, and what changed since:
+    /// the node may be written as a delta of that delta. Boxed: most nodes have none.
+    pub mid: Option<Box<Mid>>,
+}
+
+/// A level-1 delta record a node descends from, and the changes since it (a subset of the
+/// changes since the base).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Mid {
+    /// The delta record's offset (same store as the base).
+    pub offset: u64,
+    /// Steps changed since that record, sorted.
+    pub steps: Vec<Step>,
+    /// Slots changed since that record.
+    pub slots: u64,
 }
 
 impl Lineage {
-    /// The lineage a new version of a node starts from: the node's own record when it is
-    /// written (a full record is the base; a delta's base and changes carry on), else the
-    /// node's lineage as it is.
+    /// The lineage a new version of a node starts from, given the record the node was last
+    /// written as or read from (None if changed since): a full record is the base; a delta
+    /// of it becomes the mid, its changes carried on; a delta of a delta changes nothing.
     fn derive(&self, disk: Option<&Persisted>) -> Lineage {
         match disk {
-            Some(p) if p.full == p.offset => Lineage { base: Some(*p), steps: Vec::new(), slots: 0 },
+            Some(p) if p.level == 0 => Lineage { base: Some(*p), ..Lineage::default() },
             _ => {
                 let mut l = self.clone();
                 l.rebase(disk);
@@ -65,22 +83,38 @@ impl Lineage {
     /// since it was last written keeps its lineage as it is, without a copy of its changes.
     fn rebase(&mut self, disk: Option<&Persisted>) {
         match disk {
-            Some(p) if p.full == p.offset => *self = Lineage { base: Some(*p), steps: Vec::new(), slots: 0 },
-            Some(p) => self.base = Some(Persisted::full(p.store, p.full)),
+            Some(p) if p.level == 0 => *self = Lineage { base: Some(*p), ..Lineage::default() },
+            Some(p) => {
+                self.base = Some(Persisted::full(p.store, p.full));
+                if p.level == 1 {
+                    self.mid = Some(Box::new(Mid { offset: p.offset, ..Mid::default() }));
+                }
+            }
             None => {}
         }
     }
 
     /// Notes that the binding named `step` changed.
     pub fn mark_step(&mut self, step: &[u8]) {
-        if let Err(i) = self.steps.binary_search_by(|s| super::ops::compare_steps(s, step)) {
-            self.steps.insert(i, Step::from_slice(step));
+        insert_step(&mut self.steps, step);
+        if let Some(m) = &mut self.mid {
+            insert_step(&mut m.steps, step);
         }
     }
 
     /// Notes that slot `slot` changed.
     pub fn mark_slot(&mut self, slot: usize) {
         self.slots |= 1 << slot;
+        if let Some(m) = &mut self.mid {
+            m.slots |= 1 << slot;
+        }
+    }
+}
+
+/// Inserts `step` into the sorted `steps` unless it is there.
+fn insert_step(steps: &mut Vec<Step>, step: &[u8]) {
+    if let Err(i) = steps.binary_search_by(|s| super::ops::compare_steps(s, step)) {
+        steps.insert(i, Step::from_slice(step));
     }
 }
 

@@ -107,7 +107,7 @@ impl Walk<'_> {
                 }
                 break;
             }
-            let (k, body) = self.store.shared.loader.log.read(at)?;
+            let (k, body) = self.store.shared.loader.read(at)?;
             let framed = 1 + arbor_core::leb128::len_u64(body.len() as u64) as u64 + body.len() as u64 + 4;
             self.stats.records[slot_index(k)] += 1;
             self.stats.record_bytes[slot_index(k)] += framed;
@@ -260,13 +260,13 @@ impl Walk<'_> {
 
     fn run(&mut self, only: Option<&[Hash]>) {
         let commits: Vec<(Hash, u64)> = match only {
-            None => self.store.shared.order.read().clone(),
+            None => self.store.shared.catalog.order(),
             Some(hashes) => {
-                let map = self.store.shared.commits.read();
+                let catalog = &self.store.shared.catalog;
                 let mut out = Vec::with_capacity(hashes.len());
                 for h in hashes {
-                    match map.get(h) {
-                        Some(o) => out.push((*h, *o)),
+                    match catalog.offset(h) {
+                        Some(o) => out.push((*h, o)),
                         None => {
                             self.fail(format!("unknown commit {h}"));
                             self.first_error.get_or_insert(Error::UnknownCommit(*h));

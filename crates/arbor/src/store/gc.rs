@@ -13,12 +13,13 @@
 //! what was committed while the previous round ran.
 
 use std::collections::HashSet;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use arbor_core::Hash;
+use parking_lot::Mutex;
 
 use super::{crash_point, CrashPoint, Store};
 use crate::error::{Error, Result};
@@ -113,12 +114,66 @@ pub(super) struct Pending {
     pub roots: Vec<u64>,
 }
 
+/// What a store's handles and its collections share about collecting: the last collection,
+/// whether one runs, and what commits hand a running one.
+#[derive(Debug)]
+pub(super) struct GcCoordinator {
+    /// The last completed garbage collection, as the control file records it.
+    last: Mutex<Option<GcState>>,
+    /// A garbage collection is running.
+    running: AtomicBool,
+    /// While a collection runs: its floor, and the pointers below it that commits wrote.
+    pending: Mutex<Option<Pending>>,
+}
+
+impl GcCoordinator {
+    /// No collection running; `last` the last one completed.
+    pub fn new(last: Option<GcState>) -> GcCoordinator {
+        GcCoordinator { last: Mutex::new(last), running: AtomicBool::new(false), pending: Mutex::new(None) }
+    }
+
+    /// The last completed collection.
+    pub fn last(&self) -> Option<GcState> {
+        *self.last.lock()
+    }
+
+    /// Records a completed collection (this process's, or one a read-only handle found).
+    pub fn set_last(&self, g: GcState) {
+        *self.last.lock() = Some(g);
+    }
+
+    /// The floor of the collection under way, 0 if none: commits note pointers below it.
+    pub fn pending_floor(&self) -> u64 {
+        self.pending.lock().as_ref().map_or(0, |g| g.floor)
+    }
+
+    /// Hands a running collection the pointers below its floor a commit just wrote.
+    pub fn note_roots(&self, roots: Vec<u64>) {
+        if roots.is_empty() {
+            return;
+        }
+        if let Some(g) = self.pending.lock().as_mut() {
+            g.roots.extend(roots);
+        }
+    }
+
+    /// The pointers handed over since the last call (`finish`: and the collection stops
+    /// taking them).
+    fn take_roots(&self, finish: bool) -> Vec<u64> {
+        let mut pending = self.pending.lock();
+        match finish {
+            true => pending.take().map(|p| p.roots).unwrap_or_default(),
+            false => pending.as_mut().map(|p| std::mem::take(&mut p.roots)).unwrap_or_default(),
+        }
+    }
+}
+
 /// Clears the pending collection however `run_gc` ends.
-struct ClearPending<'a>(&'a parking_lot::Mutex<Option<Pending>>);
+struct ClearPending<'a>(&'a GcCoordinator);
 
 impl Drop for ClearPending<'_> {
     fn drop(&mut self) {
-        *self.0.lock() = None;
+        *self.0.pending.lock() = None;
     }
 }
 
@@ -137,7 +192,7 @@ impl Store {
             .spawn(move || {
                 background_priority();
                 let r = store.run_gc(&hash, mode);
-                store.shared.gc_running.store(false, Ordering::Release);
+                store.shared.gc.running.store(false, Ordering::Release);
                 r
             })
             .map_err(|e| crate::error::io_err("starting the gc thread", self.dir())(e))?;
@@ -148,7 +203,7 @@ impl Store {
     pub fn gc_blocking(&self, keep_from: &Hash, mode: GcMode) -> Result<GcReport> {
         self.gc_begin()?;
         let r = self.run_gc(keep_from, mode);
-        self.shared.gc_running.store(false, Ordering::Release);
+        self.shared.gc.running.store(false, Ordering::Release);
         r
     }
 
@@ -190,7 +245,7 @@ impl Store {
         if mode == GcMode::Archive {
             return Vec::new();
         }
-        self.shared.heads.read().iter().filter(|(_, (_, o))| *o < floor).map(|(n, _)| n.clone()).collect()
+        self.shared.catalog.heads().into_iter().filter(|h| h.2 < floor).map(|h| h.0).collect()
     }
 
     /// Offset below which the last collection dropped or moved history (0 if none ran).
@@ -202,7 +257,7 @@ impl Store {
         if self.shared.writer.lock().is_none() {
             return Err(Error::ReadOnly);
         }
-        if self.shared.gc_running.swap(true, Ordering::AcqRel) {
+        if self.shared.gc.running.swap(true, Ordering::AcqRel) {
             return Err(Error::GcRunning);
         }
         Ok(())
@@ -228,7 +283,7 @@ impl Store {
         if !heads.is_empty() {
             return Err(Error::GcWouldDropHeads { kept_from: *keep_from, heads });
         }
-        let generation = sh.gc_state.lock().map_or(1, |g| g.generation + 1);
+        let generation = sh.gc.last().map_or(1, |g| g.generation + 1);
         let pack = log.dir.clone();
         let fs = sh.config.fs.clone();
         let mut out = PrefixWriter::create(fs.as_ref(), &pack, log.uid, generation)?;
@@ -238,17 +293,17 @@ impl Store {
         // was written before is scanned. The writer lock makes "before" exact.
         let scan_end = {
             let _writer = sh.writer.lock();
-            *sh.gc_pending.lock() = Some(Pending { floor, roots: Vec::new() });
+            *sh.gc.pending.lock() = Some(Pending { floor, roots: Vec::new() });
             log.end()
         };
-        let _pending = ClearPending(&sh.gc_pending);
+        let _pending = ClearPending(&sh.gc);
         marker.scan(floor, scan_end, &mut out)?;
         report.bytes_scanned = scan_end - floor;
         // Pointers committed meanwhile: almost all reach records copied already. Rounds
         // until a round is small, so that the one under the writer lock is smaller still.
         let mut finished = usize::MAX;
         for _ in 0..CATCH_UP_ROUNDS {
-            let noted = std::mem::take(&mut sh.gc_pending.lock().as_mut().expect("set above").roots);
+            let noted = sh.gc.take_roots(false);
             marker.copy_all(&noted, &mut out)?;
             if out.len() != finished {
                 out.finish(fs.as_ref(), &pack, floor)?;
@@ -271,7 +326,7 @@ impl Store {
             let _ = fs.remove_file(&out.path);
             return Err(Error::GcWouldDropHeads { kept_from: *keep_from, heads });
         }
-        let noted = sh.gc_pending.lock().take().expect("set above").roots;
+        let noted = sh.gc.take_roots(true);
         marker.copy_all(&noted, &mut out)?;
         if out.len() != finished {
             // The writer reused old nodes just now (rare): write the map again.
@@ -284,13 +339,10 @@ impl Store {
         // From now on reads below the floor go to the prefix and commits may not point at
         // anything else there. The files still hold everything until the control file says
         // otherwise, so a crash before that reopens the store as it was.
-        *sh.gc_state.lock() = Some(GcState { generation, floor, archive });
+        sh.gc.set_last(GcState { generation, floor, archive });
         log.set_gc_view(GcView { floor, prefix: Some(Arc::new(prefix)), archive });
         if !archive {
-            let mut order = sh.order.write();
-            let before = order.len();
-            order.retain(|(_, o)| *o >= floor);
-            report.commits_dropped = (before - order.len()) as u64;
+            report.commits_dropped = sh.catalog.forget_below(floor) as u64;
         }
         let durable_end = w.log.pos();
         let unsynced = w.unsynced.then(|| w.log.chunk());

@@ -1,6 +1,7 @@
 //! The store: commits of trees in an append-only log (Tezos `Context.index` and its
 //! `checkout` / `commit`).
 
+mod catalog;
 mod check;
 mod commit_options;
 mod crash;
@@ -14,14 +15,13 @@ mod weight;
 mod write;
 mod writer;
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
 use arbor_core::{commit_hash, Hash};
-use parking_lot::{Mutex, RwLock};
+use parking_lot::Mutex;
 
 pub use check::{FsckReport, StoreStats};
 pub use commit_options::CommitOptions;
@@ -40,7 +40,7 @@ use crate::pack::control::Control;
 use crate::pack::log::LogWriter;
 use crate::pack::record::{kind, CommitBody, HeadBody};
 use crate::tree::{Ctx, Ptr, Tree, MAX_HEIGHT};
-use index::CommitMap;
+use catalog::Catalog;
 use load::Loader;
 use write::Persister;
 use writer::Writer;
@@ -82,18 +82,12 @@ pub(crate) struct Shared {
     dir: PathBuf,
     config: Config,
     loader: Arc<Loader>,
-    commits: RwLock<CommitMap>,
-    /// Commits in log order (hash, offset), for `log` and iteration.
-    order: RwLock<Vec<(Hash, u64)>>,
-    heads: RwLock<BTreeMap<String, (Hash, u64)>>,
+    /// The commits and heads.
+    catalog: Catalog,
     writer: Mutex<Option<Writer>>,
     poisoned: AtomicBool,
-    /// The last completed garbage collection, as the control file records it.
-    gc_state: Mutex<Option<crate::pack::control::GcState>>,
-    /// A garbage collection is running.
-    gc_running: AtomicBool,
-    /// While a collection runs: its floor, and the pointers below it that commits wrote.
-    gc_pending: Mutex<Option<gc::Pending>>,
+    /// Garbage collection: the last one, and the one running.
+    gc: gc::GcCoordinator,
     /// Serialises control file rewrites (the writer's and a collection's).
     control_lock: Mutex<()>,
     /// Generation of the last control file written.
@@ -153,7 +147,7 @@ impl Store {
     }
 
     fn commit_offset(&self, hash: &Hash) -> Result<u64> {
-        let offset = self.shared.commits.read().get(hash).copied().ok_or(Error::UnknownCommit(*hash))?;
+        let offset = self.shared.catalog.offset(hash).ok_or(Error::UnknownCommit(*hash))?;
         let gc = self.shared.loader.log.gc_view();
         if offset < gc.floor && !gc.archive {
             return Err(Error::CommitDropped { hash: *hash, kept_from: gc.floor });
@@ -231,12 +225,12 @@ impl Store {
 
     /// The most recent commit, if any.
     pub fn last_commit(&self) -> Option<Hash> {
-        self.shared.order.read().last().map(|c| c.0)
+        self.shared.catalog.last().map(|c| c.0)
     }
 
     /// Every commit in the order they were written.
     pub fn commits(&self) -> Vec<Hash> {
-        self.shared.order.read().iter().map(|c| c.0).collect()
+        self.shared.catalog.order().into_iter().map(|c| c.0).collect()
     }
 
     /// Commits `tree` with the given parents and metadata and returns the commit hash
@@ -282,7 +276,7 @@ impl Store {
             let mut p = sh.persister(&mut w.log, w.seq);
             // Flushed and published so the returned tree can be read back before any commit.
             let result = p.dir(&d);
-            sh.note_gc_roots(std::mem::take(&mut p.below_floor));
+            sh.gc.note_roots(std::mem::take(&mut p.below_floor));
             let offset = result?;
             w.log.flush()?;
             sh.loader.log.set_end(w.log.pos());
@@ -350,11 +344,8 @@ impl Store {
         let tree_hash = tree.hash();
         p.note(root);
         let mut stats = p.stats;
-        sh.note_gc_roots(p.below_floor);
-        let parents_at: Vec<(Hash, Option<u64>)> = {
-            let commits = sh.commits.read();
-            parents.iter().map(|h| (*h, commits.get(h).copied())).collect()
-        };
+        sh.gc.note_roots(p.below_floor);
+        let parents_at: Vec<(Hash, Option<u64>)> = parents.iter().map(|h| (*h, sh.catalog.offset(h))).collect();
         let at = w.log.pos();
         let body = CommitBody {
             tree_hash,
@@ -384,8 +375,7 @@ impl Store {
         stats.syncing = waited + synced;
         w.index_commit(hash, offset)?;
         sh.loader.log.set_end(w.log.pos());
-        sh.commits.write().insert(hash, offset);
-        sh.order.write().push((hash, offset));
+        sh.catalog.publish(&[(hash, offset)]);
         w.commits_since_control += 1;
         if w.commits_since_control >= sh.config.control_every {
             if sh.config.durability == Durability::Pipelined {
@@ -433,7 +423,7 @@ impl Store {
 
     /// Removes a named head; true if it existed.
     pub fn remove_head(&self, name: &str) -> Result<bool> {
-        if !self.shared.heads.read().contains_key(name) {
+        if self.shared.catalog.head(name).is_none() {
             return Ok(false);
         }
         self.write_head(HeadBody { name: name.to_string(), target: None })?;
@@ -454,7 +444,7 @@ impl Store {
             sh.loader.log.set_end(w.log.pos());
             Ok(())
         })?;
-        let mut heads = sh.heads.write();
+        let mut heads = sh.catalog.heads_mut();
         match head.target {
             Some(t) => heads.insert(head.name, t),
             None => heads.remove(&head.name),
@@ -464,12 +454,12 @@ impl Store {
 
     /// The commit a named head points at.
     pub fn head(&self, name: &str) -> Option<Hash> {
-        self.shared.heads.read().get(name).map(|h| h.0)
+        self.shared.catalog.head(name).map(|h| h.0)
     }
 
     /// Every named head.
     pub fn heads(&self) -> Vec<(String, Hash)> {
-        self.shared.heads.read().iter().map(|(n, h)| (n.clone(), h.0)).collect()
+        self.shared.catalog.heads().into_iter().map(|(n, h, _)| (n, h)).collect()
     }
 
     /// Syncs everything and records a recovery point; the store stays usable by other clones.
@@ -492,7 +482,7 @@ impl Store {
         // Readers must be able to read a commit's objects before they can find the commit.
         log.set_end(found.valid_end.max(log.end()));
         {
-            let mut heads = self.shared.heads.write();
+            let mut heads = self.shared.catalog.heads_mut();
             for (_, h) in &found.heads {
                 match &h.target {
                     Some(t) => heads.insert(h.name.clone(), *t),
@@ -500,14 +490,7 @@ impl Store {
                 };
             }
         }
-        {
-            let mut commits = self.shared.commits.write();
-            let mut order = self.shared.order.write();
-            for (h, o) in &found.commits {
-                commits.insert(*h, *o);
-                order.push((*h, *o));
-            }
-        }
+        self.shared.catalog.publish(&found.commits);
         Ok(found.commits.len())
     }
 
@@ -515,12 +498,12 @@ impl Store {
     fn refresh_gc(&self) -> Result<()> {
         let sh = &self.shared;
         let Some(control) = Control::read(sh.config.fs.as_ref(), &sh.dir)? else { return Ok(()) };
-        let Some(g) = control.gc.filter(|g| Some(*g) != *sh.gc_state.lock()) else { return Ok(()) };
+        let Some(g) = control.gc.filter(|g| Some(*g) != sh.gc.last()) else { return Ok(()) };
         let log = &sh.loader.log;
         log.set_gc_view(gc::load_view(sh.config.fs.as_ref(), log, g)?);
-        *sh.gc_state.lock() = Some(g);
+        sh.gc.set_last(g);
         if !g.archive {
-            sh.order.write().retain(|(_, o)| *o >= g.floor);
+            sh.catalog.forget_below(g.floor);
         }
         Ok(())
     }
@@ -541,18 +524,8 @@ impl Shared {
             inline_max: self.config.inline_max,
             stats: WriteStats::default(),
             gc: self.loader.log.gc_view(),
-            pending_floor: self.gc_pending.lock().as_ref().map_or(0, |g| g.floor),
+            pending_floor: self.gc.pending_floor(),
             below_floor: Vec::new(),
-        }
-    }
-
-    /// Hands a running collection the pointers below its floor a write just made.
-    fn note_gc_roots(&self, roots: Vec<u64>) {
-        if roots.is_empty() {
-            return;
-        }
-        if let Some(g) = self.gc_pending.lock().as_mut() {
-            g.roots.extend(roots);
         }
     }
 
@@ -576,9 +549,9 @@ impl Shared {
             inode: self.loader.inode,
             durable_end,
             index_count,
-            last_commit: self.order.read().last().copied(),
-            heads: self.heads.read().iter().map(|(n, (h, o))| (n.clone(), *h, *o)).collect(),
-            gc: *self.gc_state.lock(),
+            last_commit: self.catalog.last(),
+            heads: self.catalog.heads(),
+            gc: self.gc.last(),
         };
         control.write(self.config.fs.as_ref(), &self.dir)
     }

@@ -6,8 +6,10 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use arbor_core::Hash;
-use parking_lot::{Mutex, RwLock};
+use parking_lot::Mutex;
 
+use super::catalog::Catalog;
+use super::gc::GcCoordinator;
 use super::index::IndexFile;
 use super::load::{new_cache, Loader};
 use super::recover::scan;
@@ -170,11 +172,11 @@ fn open_once(dir: &Path, config: Config) -> Result<Store> {
         None
     };
     order.extend(found.commits.iter().copied());
-    let commits = order.iter().copied().collect();
+    let catalog = Catalog::new(order, heads);
     // Dropped commits stay in the map (checking one out names the collection as the
     // reason) but not in the history.
     if let Some(g) = control.gc.filter(|g| !g.archive) {
-        order.retain(|(_, o)| *o >= g.floor);
+        catalog.forget_below(g.floor);
     }
     // Nodes remember where this instance wrote them; a new instance (after a crash, say)
     // must not trust those offsets, so the id is new at every open.
@@ -196,14 +198,10 @@ fn open_once(dir: &Path, config: Config) -> Result<Store> {
         dir: dir.to_path_buf(),
         config,
         loader,
-        commits: RwLock::new(commits),
-        order: RwLock::new(order),
-        heads: RwLock::new(heads),
+        catalog,
         writer: Mutex::new(writer),
         poisoned: AtomicBool::new(false),
-        gc_state: Mutex::new(control.gc),
-        gc_running: AtomicBool::new(false),
-        gc_pending: Mutex::new(None),
+        gc: GcCoordinator::new(control.gc),
         control_lock: Mutex::new(()),
         control_generation: std::sync::atomic::AtomicU64::new(control.generation),
         working: Mutex::new(None),

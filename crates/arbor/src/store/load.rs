@@ -12,7 +12,7 @@ use crate::error::{Corruption, Error, Result};
 use crate::pack::log::Log;
 use crate::pack::record::{invalid, kind, ChildRef, DecodeError, Reader};
 use crate::path::Step;
-use crate::tree::{Dir, DirBody, DiskPtr, Entry, Evicted, IPtr, Inode, InodeBody, Lineage, Mid, Persisted, Ptr, Value};
+use crate::tree::{Dir, DirBody, DiskPtr, Entry, Evicted, IPtr, Inode, InodeBody, Lineage, Persisted, Ptr, Value};
 
 /// A decoded object held by the cache.
 #[derive(Debug, Clone)]
@@ -168,16 +168,17 @@ impl Loader {
         let (base_at, base_lineage) = base;
         let full = base_at.full;
         let at = Persisted { store: self.uid, offset, full, seq: 0, level: base_at.level + 1 };
-        let lineage = if base_at.level == 0 {
-            Lineage { base: Some(self.persisted(full)), steps, slots, mid: None }
-        } else {
-            Lineage {
-                base: Some(self.persisted(full)),
-                steps: merge_steps(&base_lineage.steps, &steps),
-                slots: base_lineage.slots | slots,
-                mid: Some(Box::new(Mid { offset: base_at.offset, steps, slots })),
-            }
-        };
+        if base_at.level == 0 {
+            return (at, Lineage { base: Some(self.persisted(full)), steps, slots, mid: None });
+        }
+        // As the writer's lineage of this version: the level-1 delta's, its changes marked.
+        let mut lineage = base_lineage.derive(Some(base_at));
+        for s in &steps {
+            lineage.mark_step(s);
+        }
+        for slot in (0..64).filter(|i| slots & (1 << i) != 0) {
+            lineage.mark_slot(slot);
+        }
         (at, lineage)
     }
 
@@ -580,32 +581,6 @@ impl crate::tree::Source for Loader {
 /// A delta's base as [`Loader::delta_at`] takes it: where the base is and its lineage.
 fn based<'a>(disk: &'a std::sync::OnceLock<Persisted>, lineage: &'a Lineage) -> (&'a Persisted, &'a Lineage) {
     (disk.get().expect("a base object is decoded with its place or was written"), lineage)
-}
-
-/// The union of two sorted lists of steps, sorted.
-fn merge_steps(a: &[Step], b: &[Step]) -> Vec<Step> {
-    let mut out = Vec::with_capacity(a.len() + b.len());
-    let (mut i, mut j) = (0, 0);
-    while i < a.len() && j < b.len() {
-        match a[i][..].cmp(&b[j][..]) {
-            std::cmp::Ordering::Less => {
-                out.push(a[i].clone());
-                i += 1;
-            }
-            std::cmp::Ordering::Greater => {
-                out.push(b[j].clone());
-                j += 1;
-            }
-            std::cmp::Ordering::Equal => {
-                out.push(a[i].clone());
-                i += 1;
-                j += 1;
-            }
-        }
-    }
-    out.extend_from_slice(&a[i..]);
-    out.extend_from_slice(&b[j..]);
-    out
 }
 
 /// A pointer to the tree of a commit record.

@@ -155,6 +155,14 @@ impl Persister<'_> {
         Persisted { store: self.uid, offset, full, seq: self.seq, level }
     }
 
+    /// Where a record just appended at `offset` is: a full record, or a delta of `against`.
+    fn written_at(&self, offset: u64, against: Option<Persisted>) -> Persisted {
+        match against {
+            None => self.at(offset, offset, 0),
+            Some(a) => self.at(offset, a.full, a.level + 1),
+        }
+    }
+
     fn child<'p>(&mut self, ptr: &'p Ptr) -> Result<Written<'p>> {
         match ptr {
             Ptr::Value(v) => {
@@ -248,7 +256,7 @@ impl Persister<'_> {
         };
         self.stats.objects += 1;
         let offset = self.w.append_scratch(record_kind)?;
-        Ok(written_at(self, offset, against))
+        Ok(self.written_at(offset, against))
     }
 
     /// Writes an inode (if not yet in this store); returns its offset.
@@ -329,18 +337,10 @@ impl Persister<'_> {
                     kind::INODE_TREE
                 };
                 let offset = self.w.append_scratch(k)?;
-                written_at(self, offset, against)
+                self.written_at(offset, against)
             }
         };
         let _ = i.disk.set(at);
         Ok(at)
-    }
-}
-
-/// Where a record just appended at `offset` is: a full record, or a delta of `against`.
-fn written_at(p: &Persister<'_>, offset: u64, against: Option<Persisted>) -> Persisted {
-    match against {
-        None => p.at(offset, offset, 0),
-        Some(a) => p.at(offset, a.full, a.level + 1),
     }
 }

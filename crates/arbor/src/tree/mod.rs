@@ -15,8 +15,8 @@ use arbor_core::{ChildKind, Hash, InodeConfig};
 pub(crate) use evict::{evict, Share};
 use mutate::Outcome;
 pub(crate) use node::{
-    hash_units, hashing_alone, Dir, DirBody, DiskPtr, Entry, Evicted, IPtr, Inode, InodeBody, Lineage, Mid, Persisted,
-    Ptr, Source, Value,
+    hash_units, hashing_alone, Dir, DirBody, DiskPtr, Entry, Evicted, IPtr, Inode, InodeBody, Lineage, Persisted, Ptr,
+    Source, Value,
 };
 pub(crate) use ops::{search, Ctx};
 pub use walk::{Depth, Order};

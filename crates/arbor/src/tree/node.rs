@@ -68,7 +68,7 @@ impl Lineage {
     /// The lineage a new version of a node starts from, given the record the node was last
     /// written as or read from (None if changed since): a full record is the base; a delta
     /// of it becomes the mid, its changes carried on; a delta of a delta changes nothing.
-    fn derive(&self, disk: Option<&Persisted>) -> Lineage {
+    pub(crate) fn derive(&self, disk: Option<&Persisted>) -> Lineage {
         match disk {
             Some(p) if p.level == 0 => Lineage { base: Some(*p), ..Lineage::default() },
             _ => {

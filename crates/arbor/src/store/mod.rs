@@ -304,39 +304,30 @@ impl Store {
         crash_point(CrashPoint::CommitBeforeObjects);
         let started = Instant::now();
         w.seq = w.seq.wrapping_add(1);
+        // The changed tree is hashed in parts (`tree::Parts`) by a helper thread and this
+        // one, while this thread writes it children first, each part once it is hashed. A
+        // tree with fewer than two parts is hashed first, from the root down, its top in
+        // parallel (`prehash`), then written.
+        let parts = crate::tree::Parts::of(&tree.root);
         let mut p = sh.persister(&mut w.log, w.seq);
-        // The changed tree is hashed by the pool, part by part (`hash_units`), while this
-        // thread writes it children first; the writer takes each part's hashes as the pool
-        // finishes it (or hashes a part itself, on this thread alone, if the pool has not
-        // started it). A tree with fewer than two such parts is hashed first, from the root
-        // down, its top in parallel (`prehash`), then written.
-        let units = crate::tree::hash_units(&tree.root);
         let (written, hashed) = std::thread::scope(|scope| {
-            let pool = (units.len() >= 2).then(|| {
+            let helper = (parts.len() >= 2).then(|| {
                 scope.spawn(|| {
-                    use rayon::prelude::*;
-                    units.par_iter().for_each(|u| {
-                        u.hash();
-                    });
+                    parts.help();
                     Instant::now()
                 })
             });
-            let mut write = || match &tree.root {
-                Ptr::Dir(d) => p.dir(d),
-                Ptr::Disk(d) if d.kind == arbor_core::ChildKind::Node => p.kept(d.offset),
-                _ => unreachable!("checked to be a directory before writing"),
-            };
-            match pool {
-                Some(pool) => {
-                    let written = crate::tree::hashing_alone(write);
-                    // A part the pool was still on when its writing needed it was waited for;
-                    // the pool is done with every part by the time the root is written.
-                    (written, pool.join().unwrap_or_else(|_| Instant::now()))
+            match helper {
+                Some(helper) => {
+                    p.parts = Some(&parts);
+                    let written = crate::tree::hashing_alone(|| p.root(tree));
+                    // Every part is hashed by the time the root is written.
+                    (written, helper.join().unwrap_or_else(|_| Instant::now()))
                 }
                 None => {
                     tree.hash();
                     let hashed = Instant::now();
-                    (write(), hashed)
+                    (p.root(tree), hashed)
                 }
             }
         });
@@ -526,6 +517,7 @@ impl Shared {
             gc: self.loader.log.gc_view(),
             pending_floor: self.gc.pending_floor(),
             below_floor: Vec::new(),
+            parts: None,
         }
     }
 

@@ -7,7 +7,7 @@ use arbor_core::{ChildKind, Hash};
 use crate::error::Result;
 use crate::pack::log::{GcView, LogWriter};
 use crate::pack::record::{kind, put_change, put_entry, ChildRef};
-use crate::tree::{search, Dir, DirBody, Entry, IPtr, Inode, InodeBody, Lineage, Persisted, Ptr};
+use crate::tree::{search, warm, Dir, DirBody, Entry, IPtr, Inode, InodeBody, Lineage, Parts, Persisted, Ptr, Tree};
 use arbor_core::leb128;
 
 /// Counters of one commit's writes, and where its time went.
@@ -20,11 +20,13 @@ pub struct WriteStats {
     pub inlined: u64,
     /// Of the records written, those written as deltas of an earlier record.
     pub deltas: u64,
-    /// Hashing the tree (its changed nodes), from the commit's start. When the pool hashes
-    /// the tree's parts while the commit writes it, this overlaps `writing`.
+    /// Hashing the tree (its changed nodes), from the commit's start. When a helper thread
+    /// hashes the tree's parts while the commit writes it (`tree::Parts`), the time until the
+    /// helper is done: it overlaps `writing`.
     pub hashing: Duration,
     /// Encoding the changed nodes and the commit record and handing them to the file, from
-    /// the commit's start (hashing included where the writer waited for it).
+    /// the commit's start (including the hashing the writer did itself, and its waits for a
+    /// part the helper was finishing).
     pub writing: Duration,
     /// Waiting for durability: the fdatasync of this commit (`EveryCommit`, or `Interval`
     /// when due), or under `Pipelined` the wait for the previous commit's sync plus starting
@@ -104,9 +106,20 @@ pub(crate) struct Persister<'a> {
     pub below_floor: Vec<u64>,
     /// The writer's commit sequence number, stamped on every node written.
     pub seq: u32,
+    /// The parts of the tree being committed that a helper thread hashes beside this one.
+    pub parts: Option<&'a Parts>,
 }
 
 impl Persister<'_> {
+    /// Writes the root of `tree` (a directory) if not written yet; returns its offset.
+    pub fn root(&mut self, tree: &Tree) -> Result<u64> {
+        match &tree.root {
+            Ptr::Dir(d) => self.dir(d),
+            Ptr::Disk(d) if d.kind == ChildKind::Node => self.kept(d.offset),
+            _ => unreachable!("checked to be a directory before writing"),
+        }
+    }
+
     fn mine(&mut self, p: Option<&Persisted>) -> Result<Option<u64>> {
         p.filter(|p| p.store == self.uid).map(|p| self.kept(p.offset)).transpose()
     }
@@ -218,7 +231,10 @@ impl Persister<'_> {
         // Children first: all of them for a full record, the changed ones for a delta (the
         // others are its base's, written already).
         let children: Vec<Option<Written<'_>>> = match against {
-            None => entries.iter().map(|(_, p)| self.child(p).map(Some)).collect::<Result<_>>()?,
+            None => {
+                warm(entries);
+                entries.iter().map(|(_, p)| self.child(p).map(Some)).collect::<Result<_>>()?
+            }
             Some(_) => changes
                 .iter()
                 .map(|s| search(entries, s).ok().map(|i| self.child(&entries[i].1)).transpose())
@@ -300,10 +316,15 @@ impl Persister<'_> {
                         IPtr::Empty => None,
                         IPtr::Mem(sub) => {
                             if i.depth == 0 {
-                                // A part the pool may be hashing (`tree::hash_units`): its hashes
+                                // A part the helper may be hashing (`tree::Parts`): its hashes
                                 // are taken whole before it is written, so that this thread does
-                                // not hash inside a part beside the pool.
-                                sub.hash();
+                                // not hash inside a part beside the helper.
+                                match self.parts {
+                                    Some(parts) => parts.need(sub),
+                                    None => {
+                                        sub.hash();
+                                    }
+                                }
                             }
                             Some((self.inode_offset(sub)?, *sub.hash()))
                         }

@@ -6,6 +6,7 @@ mod mutate;
 mod node;
 mod ops;
 mod order;
+mod parts;
 mod walk;
 
 use std::sync::{Arc, OnceLock};
@@ -15,10 +16,11 @@ use arbor_core::{ChildKind, Hash, InodeConfig};
 pub(crate) use evict::{evict, Share};
 use mutate::Outcome;
 pub(crate) use node::{
-    hash_units, hashing_alone, Dir, DirBody, DiskPtr, Entry, Evicted, IPtr, Inode, InodeBody, Lineage, Persisted, Ptr,
+    hashing_alone, warm, Dir, DirBody, DiskPtr, Entry, Evicted, IPtr, Inode, InodeBody, Lineage, Persisted, Ptr,
     Source, Value,
 };
 pub(crate) use ops::{search, Ctx};
+pub(crate) use parts::{hash_units, Parts};
 pub use walk::{Depth, Order};
 
 use crate::error::{Error, Result};
@@ -130,7 +132,7 @@ impl Tree {
         // The parts below the large directories are hashed on the pool side by side, the rest
         // (a few directories above them) on this thread; with fewer than two parts, from the
         // root down, each directory's changed subdirectories side by side.
-        let units = node::hash_units(&self.root);
+        let units = hash_units(&self.root);
         if units.len() >= 2 {
             use rayon::prelude::*;
             units.par_iter().for_each(|u| {

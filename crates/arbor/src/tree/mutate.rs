@@ -56,10 +56,7 @@ impl Ctx {
         let mut fresh = true;
         let outcome = match &mut dir.body {
             DirBody::Flat(entries) => {
-                // Marked before the change: after an error part-way the binding may differ from
-                // the base, and a delta that omits it would not describe the node.
-                dir.lineage.mark_step(step);
-                let o = self.set_in_entries(entries, step, rest, new, &mut fresh)?;
+                let o = self.set_in_entries(entries, &mut dir.lineage, step, rest, new, &mut fresh)?;
                 if entries.len() > self.cfg.stable_hash as usize {
                     let all = std::mem::take(entries);
                     dir.body = DirBody::Large(Arc::new(self.build_inode(0, all)));
@@ -93,11 +90,19 @@ impl Ctx {
     }
 
     /// Applies the change to a sorted binding list; the binding named `step` is added,
-    /// changed, or dropped when its child empties. `fresh` is cleared when the binding
-    /// changed already since its directory was written or read.
+    /// changed, or dropped when its child empties, and noted in `lineage` as changed. `fresh`
+    /// is cleared when the binding changed already since its directory was written or read.
+    ///
+    /// The step is noted before the change: after an error part-way the binding may differ
+    /// from the base, and a delta that omits it would not describe the node. A binding that
+    /// holds a directory changed since it was written was noted when that directory changed
+    /// (a written node's children are all written, so the change went through this node),
+    /// and is not looked up in the lineage again: a block changes the directories on the way
+    /// to its hot values hundreds of times.
     fn set_in_entries<S: AsRef<[u8]>>(
         &self,
         entries: &mut Vec<Entry>,
+        lineage: &mut Lineage,
         step: &[u8],
         rest: &[S],
         new: Option<Ptr>,
@@ -105,6 +110,12 @@ impl Ctx {
     ) -> Result<Outcome> {
         match search(entries, step) {
             Ok(i) => {
+                if matches!(&entries[i].1, Ptr::Dir(d) if d.persisted().is_none()) {
+                    // (A node with no base is written whole: what it notes does not matter.)
+                    debug_assert!(lineage.base.is_none() || lineage.noted(step), "{step:?} changed unnoted");
+                } else {
+                    lineage.mark_step(step);
+                }
                 *fresh = may_be_first_change(&entries[i].1);
                 let o = self.set_mut(&mut entries[i].1, rest, new)?;
                 if o == Outcome::Emptied {
@@ -115,6 +126,7 @@ impl Ctx {
             }
             Err(_) if new.is_none() => Ok(Outcome::Unchanged),
             Err(i) => {
+                lineage.mark_step(step);
                 let mut child = Ptr::Dir(Arc::new(Dir::empty()));
                 match self.set_mut(&mut child, rest, new)? {
                     Outcome::Changed => {
@@ -141,8 +153,7 @@ impl Ctx {
         let depth = node.depth;
         match &mut node.body {
             InodeBody::Values(entries) => {
-                node.lineage.mark_step(step);
-                let o = self.set_in_entries(entries, step, rest, new, fresh)?;
+                let o = self.set_in_entries(entries, &mut node.lineage, step, rest, new, fresh)?;
                 node.count = entries.len() as u64;
                 if entries.len() > self.cfg.entries as usize {
                     let all = std::mem::take(entries);

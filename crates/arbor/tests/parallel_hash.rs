@@ -1,7 +1,8 @@
-//! Hashing a commit on the pool while it is written (`tree::hash_units`): the hash of every
-//! tree matches the reference oracle, including trees where one unhashed subtree is grafted
-//! under many parts of a large directory (every part the pool hashes then meets the same
-//! nodes), and `Tree::hash` before a commit agrees with the commit.
+//! Hashing a commit on two threads while it is written (`tree::Parts`: a helper and the
+//! writer share the parts of the changed tree): the hash of every tree matches the reference
+//! oracle, including trees where one unhashed subtree is grafted under many parts of a large
+//! directory (both threads then meet the same nodes), and `Tree::hash` before a commit agrees
+//! with the commit.
 
 mod common;
 

@@ -163,14 +163,21 @@ impl Ctx {
             }
             InodeBody::Tree(slots) => {
                 let i = self.cfg.slot(depth, step) as usize;
+                // Taken out of its slot (no reference count changes hands), so that it is
+                // unique when nothing else shares it.
                 let mut child = match &slots[i] {
                     IPtr::Empty if new.is_none() => return Ok(Outcome::Unchanged),
                     IPtr::Empty => Arc::new(Inode::new(depth + 1, 0, InodeBody::Values(Vec::new()))),
-                    IPtr::Mem(c) => c.clone(),
-                    IPtr::Disk { offset, hash } => self.load_inode(*offset, hash, depth + 1)?,
+                    IPtr::Mem(_) => match std::mem::replace(&mut slots[i], IPtr::Empty) {
+                        IPtr::Mem(c) => c,
+                        _ => unreachable!("matched as in memory just above"),
+                    },
+                    IPtr::Disk { offset, hash } => {
+                        let loaded = self.load_inode(*offset, hash, depth + 1)?;
+                        slots[i] = IPtr::Empty;
+                        loaded
+                    }
                 };
-                // Release the slot's reference so the child is unique when nothing else shares it.
-                slots[i] = IPtr::Empty;
                 node.lineage.mark_slot(i);
                 let before = child.count;
                 let c = Arc::make_mut(&mut child);

@@ -146,7 +146,7 @@ mod tests {
         let fs = crate::io::MemFs::new();
         let store = Store::open_with("/s", Config { fs: Arc::new(fs), ..Config::default() }).unwrap();
         let empty = Ptr::Dir(Arc::new(Dir::empty()));
-        let root = Dir::new(DirBody::Flat(vec![(Step::from_slice(b"e"), empty)]));
+        let root = Dir::new(DirBody::Flat(crate::tree::Bindings::from_sorted(vec![(Step::from_slice(b"e"), empty)])));
         let tree = Tree { root: Ptr::Dir(Arc::new(root)), ctx: store.empty().ctx, height: 1 };
         let commit = store.commit(&tree, &[], 0, "Tezos", "").unwrap();
         let e = export(&store, &commit, Vec::new()).unwrap_err();

@@ -12,7 +12,9 @@ use crate::error::{Corruption, Error, Result};
 use crate::pack::log::Log;
 use crate::pack::record::{invalid, kind, ChildRef, DecodeError, Reader};
 use crate::path::Step;
-use crate::tree::{Dir, DirBody, DiskPtr, Entry, Evicted, IPtr, Inode, InodeBody, Lineage, Persisted, Ptr, Value};
+use crate::tree::{
+    Bindings, Dir, DirBody, DiskPtr, Entry, Evicted, IPtr, Inode, InodeBody, Lineage, Persisted, Ptr, Value,
+};
 
 /// A decoded object held by the cache.
 #[derive(Debug, Clone)]
@@ -455,7 +457,7 @@ impl Loader {
         let mut r = Reader::new(body);
         let e = self.entries(&mut r, offset)?;
         r.finish().map_err(self.bad(offset))?;
-        Ok(Dir::loaded(DirBody::Flat(e), hash, self.persisted(offset), Lineage::default()))
+        Ok(Dir::loaded(DirBody::Flat(Bindings::from_sorted(e)), hash, self.persisted(offset), Lineage::default()))
     }
 
     /// Decodes the body of a FLAT_DIR_DELTA record at `offset`; `chained`: whether its base
@@ -477,7 +479,7 @@ impl Loader {
             return Err(self.corrupt(offset, Corruption::CountMismatch { recorded: count, actual: e.len() as u64 }));
         }
         let (at, lineage) = self.delta_at(offset, based(&base_dir.disk, &base_dir.lineage), steps, 0);
-        Ok(Dir::loaded(DirBody::Flat(e), hash, at, lineage))
+        Ok(Dir::loaded(DirBody::Flat(Bindings::from_sorted(e)), hash, at, lineage))
     }
 
     /// Decodes the directory record at `offset` (flat, or the root inode of a large one,
@@ -554,7 +556,7 @@ impl Loader {
                     return Err(bad(invalid("binding count of a values inode", e.len() as u64)));
                 }
                 let n = e.len() as u64;
-                Ok(Inode::loaded(depth, n, InodeBody::Values(e), hash, at, lineage))
+                Ok(Inode::loaded(depth, n, InodeBody::Values(Bindings::from_sorted(e)), hash, at, lineage))
             }
             kind::INODE_TREE => self.tree_inode(body, offset, depth, hash),
             kind::INODE_TREE_DELTA => self.tree_inode_delta(body, offset, depth, hash, chained),

@@ -10,7 +10,7 @@
 
 use std::mem::size_of;
 
-use crate::tree::{Dir, DirBody, Entry, IPtr, Inode, InodeBody, Ptr, Value};
+use crate::tree::{Bindings, Dir, DirBody, IPtr, Inode, InodeBody, Ptr, Value};
 
 /// An `Arc`'s strong and weak counts, before the value.
 const ARC_COUNTS: usize = 16;
@@ -47,7 +47,7 @@ fn value_alone(v: &Value) -> usize {
 /// values the bindings hold in memory. A value is counted with each node that holds it;
 /// shared between two cached versions of a node, it is counted twice (an overestimate
 /// only: the budget stays a bound).
-fn entries(e: &Vec<Entry>) -> usize {
+fn entries(e: &Bindings) -> usize {
     let inside: usize = e
         .iter()
         .map(|(step, child)| {
@@ -59,7 +59,8 @@ fn entries(e: &Vec<Entry>) -> usize {
             step + child
         })
         .sum();
-    allocation(e.capacity() * size_of::<Entry>()) + inside
+    let (keys, bindings) = e.buffer_bytes();
+    allocation(keys) + allocation(bindings) + inside
 }
 
 /// An inode and its `Arc` (its sub-inodes are cached on their own).
@@ -93,6 +94,7 @@ pub(super) fn value(v: &Value) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tree::Entry;
 
     #[test]
     fn allocations_round_up_to_size_classes() {
@@ -107,8 +109,9 @@ mod tests {
         let e: Vec<Entry> = (0..10u8)
             .map(|i| (crate::path::Step::from_slice(&[i]), Ptr::Value(std::sync::Arc::new(Value::new(&[i])))))
             .collect();
-        let d = Dir::new(DirBody::Flat(e));
+        let d = Dir::new(DirBody::Flat(Bindings::from_sorted(e)));
         let DirBody::Flat(e) = &d.body else { unreachable!() };
-        assert!(dir(&d) >= size_of::<Dir>() + e.capacity() * size_of::<Entry>() + 10 * size_of::<Value>());
+        let (keys, bindings) = e.buffer_bytes();
+        assert!(dir(&d) >= size_of::<Dir>() + keys + bindings + 10 * size_of::<Value>());
     }
 }

@@ -7,7 +7,7 @@ use arbor_core::{ChildKind, Hash};
 use crate::error::Result;
 use crate::pack::log::{GcView, LogWriter};
 use crate::pack::record::{kind, put_change, put_entry, ChildRef};
-use crate::tree::{search, warm, Dir, DirBody, Entry, IPtr, Inode, InodeBody, Lineage, Parts, Persisted, Ptr, Tree};
+use crate::tree::{warm, Bindings, Dir, DirBody, IPtr, Inode, InodeBody, Lineage, Parts, Persisted, Ptr, Tree};
 use arbor_core::leb128;
 
 /// Counters of one commit's writes, and where its time went.
@@ -218,7 +218,7 @@ impl Persister<'_> {
         &mut self,
         full_kind: u8,
         depth: Option<u32>,
-        entries: &[Entry],
+        entries: &Bindings,
         lineage: &Lineage,
     ) -> Result<Persisted> {
         let mid_steps = lineage.mid.as_ref().map_or(&[][..], |m| &m.steps[..]);
@@ -237,7 +237,7 @@ impl Persister<'_> {
             }
             Some(_) => changes
                 .iter()
-                .map(|s| search(entries, s).ok().map(|i| self.child(&entries[i].1)).transpose())
+                .map(|s| entries.search(s).ok().map(|i| self.child(&entries[i].1)).transpose())
                 .collect::<Result<_>>()?,
         };
         let at = self.w.pos();

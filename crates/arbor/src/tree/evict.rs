@@ -75,7 +75,7 @@ impl Walk<'_> {
         }
         let values_stay = stays(d.persisted(), self.keep_from);
         match &mut d.body {
-            DirBody::Flat(entries) => entries.iter_mut().map(|(_, c)| self.child(c, values_stay)).sum(),
+            DirBody::Flat(entries) => entries.children_mut().map(|c| self.child(c, values_stay)).sum(),
             DirBody::Large(root) => match Arc::get_mut(root) {
                 Some(root) => self.in_inode(root),
                 None => 1,
@@ -88,7 +88,7 @@ impl Walk<'_> {
         match &mut node.body {
             InodeBody::Values(entries) => {
                 let values_stay = stays(node.disk.get().copied(), self.keep_from);
-                entries.iter_mut().map(|(_, c)| self.child(c, values_stay)).sum()
+                entries.children_mut().map(|c| self.child(c, values_stay)).sum()
             }
             InodeBody::Tree(slots) => {
                 // The root inode of the first large directory on the way down: this share's

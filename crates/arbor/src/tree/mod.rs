@@ -1,5 +1,6 @@
 //! Trees: immutable, cheaply cloned snapshots of a context (Tezos `Context.tree`).
 
+mod bindings;
 mod evict;
 mod height;
 mod mutate;
@@ -13,13 +14,14 @@ use std::sync::{Arc, OnceLock};
 
 use arbor_core::{ChildKind, Hash, InodeConfig};
 
+pub(crate) use bindings::Bindings;
 pub(crate) use evict::{evict, Share};
 use mutate::Outcome;
 pub(crate) use node::{
     hashing_alone, warm, Dir, DirBody, DiskPtr, Entry, Evicted, IPtr, Inode, InodeBody, Lineage, Persisted, Ptr,
     Source, Value,
 };
-pub(crate) use ops::{search, Ctx};
+pub(crate) use ops::Ctx;
 pub(crate) use parts::{hash_units, Parts};
 pub use walk::{Depth, Order};
 

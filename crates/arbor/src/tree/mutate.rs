@@ -5,8 +5,9 @@
 
 use std::sync::Arc;
 
-use super::node::{Dir, DirBody, Entry, IPtr, Inode, InodeBody, Lineage, Ptr};
-use super::ops::{search, Ctx};
+use super::bindings::Bindings;
+use super::node::{Dir, DirBody, IPtr, Inode, InodeBody, Lineage, Ptr};
+use super::ops::Ctx;
 use super::order::{may_be_first_change, same_child};
 use crate::error::Result;
 use crate::path::Step;
@@ -59,7 +60,7 @@ impl Ctx {
                 let o = self.set_in_entries(entries, &mut dir.lineage, step, rest, new, &mut fresh)?;
                 if entries.len() > self.cfg.stable_hash as usize {
                     let all = std::mem::take(entries);
-                    dir.body = DirBody::Large(Arc::new(self.build_inode(0, all)));
+                    dir.body = DirBody::Large(Arc::new(self.build_inode(0, all.into_entries())));
                     dir.lineage = Lineage::default();
                 }
                 o
@@ -71,7 +72,7 @@ impl Ctx {
                     let mut all = Vec::with_capacity(r.count as usize);
                     self.collect(r, &mut all)?;
                     all.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-                    dir.body = DirBody::Flat(all);
+                    dir.body = DirBody::Flat(Bindings::from_sorted(all));
                     // No flat record of this directory is a base for the next write.
                     dir.lineage = Lineage::default();
                 }
@@ -101,14 +102,14 @@ impl Ctx {
     /// to its hot values hundreds of times.
     fn set_in_entries<S: AsRef<[u8]>>(
         &self,
-        entries: &mut Vec<Entry>,
+        entries: &mut Bindings,
         lineage: &mut Lineage,
         step: &[u8],
         rest: &[S],
         new: Option<Ptr>,
         fresh: &mut bool,
     ) -> Result<Outcome> {
-        match search(entries, step) {
+        match entries.search(step) {
             Ok(i) => {
                 if matches!(&entries[i].1, Ptr::Dir(d) if d.persisted().is_none()) {
                     // (A node with no base is written whole: what it notes does not matter.)
@@ -117,7 +118,7 @@ impl Ctx {
                     lineage.mark_step(step);
                 }
                 *fresh = may_be_first_change(&entries[i].1);
-                let o = self.set_mut(&mut entries[i].1, rest, new)?;
+                let o = self.set_mut(entries.child_mut(i), rest, new)?;
                 if o == Outcome::Emptied {
                     entries.remove(i);
                     return Ok(Outcome::Changed);
@@ -157,7 +158,7 @@ impl Ctx {
                 node.count = entries.len() as u64;
                 if entries.len() > self.cfg.entries as usize {
                     let all = std::mem::take(entries);
-                    *node = self.build_inode(depth, all);
+                    *node = self.build_inode(depth, all.into_entries());
                 }
                 Ok(if node.count == 0 { Outcome::Emptied } else { o })
             }
@@ -167,7 +168,7 @@ impl Ctx {
                 // unique when nothing else shares it.
                 let mut child = match &slots[i] {
                     IPtr::Empty if new.is_none() => return Ok(Outcome::Unchanged),
-                    IPtr::Empty => Arc::new(Inode::new(depth + 1, 0, InodeBody::Values(Vec::new()))),
+                    IPtr::Empty => Arc::new(Inode::new(depth + 1, 0, InodeBody::Values(Bindings::default()))),
                     IPtr::Mem(_) => match std::mem::replace(&mut slots[i], IPtr::Empty) {
                         IPtr::Mem(c) => c,
                         _ => unreachable!("matched as in memory just above"),
@@ -199,7 +200,7 @@ impl Ctx {
                     let mut all = Vec::with_capacity(node.count as usize);
                     self.collect(node, &mut all)?;
                     all.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-                    node.body = InodeBody::Values(all);
+                    node.body = InodeBody::Values(Bindings::from_sorted(all));
                     node.lineage = Lineage::default();
                 }
                 Ok(if o == Outcome::Emptied { Outcome::Changed } else { o })

@@ -10,6 +10,7 @@ use std::sync::{Arc, OnceLock};
 
 use arbor_core::{contents_hash, flat_node_hash, inode_tree_hash, inode_values_hash, ChildKind, Hash};
 
+use super::bindings::Bindings;
 use super::order::Updates;
 use crate::error::Result;
 use crate::path::Step;
@@ -237,7 +238,7 @@ impl Clone for Dir {
 /// flat), else as the inode tree it is hashed with.
 #[derive(Debug)]
 pub(crate) enum DirBody {
-    Flat(Vec<Entry>),
+    Flat(Bindings),
     Large(Arc<Inode>),
 }
 
@@ -254,7 +255,7 @@ impl Dir {
     }
 
     pub fn empty() -> Dir {
-        Dir::new(DirBody::Flat(Vec::new()))
+        Dir::new(DirBody::Flat(Bindings::default()))
     }
 
     /// A directory read from the log, with the hash its parent recorded.
@@ -346,7 +347,7 @@ impl Clone for Inode {
 /// A Values inode holds at most `entries` bindings; a Tree inode one slot per `entries`.
 #[derive(Debug)]
 pub(crate) enum InodeBody {
-    Values(Vec<Entry>),
+    Values(Bindings),
     Tree(Vec<IPtr>),
 }
 

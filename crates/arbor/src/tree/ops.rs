@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use arbor_core::{ChildKind, InodeConfig};
 
+use super::bindings::Bindings;
 use super::node::{Dir, DirBody, Entry, IPtr, Inode, InodeBody, Ptr, Source, Value};
 use crate::error::{Error, Result};
 use crate::path::Step;
@@ -60,7 +61,7 @@ impl Ctx {
     pub fn build_inode(&self, depth: u32, entries: Vec<Entry>) -> Inode {
         let count = entries.len() as u64;
         if entries.len() <= self.cfg.entries as usize {
-            return Inode::new(depth, count, InodeBody::Values(entries));
+            return Inode::new(depth, count, InodeBody::Values(Bindings::from_sorted(entries)));
         }
         let mut buckets: Vec<Vec<Entry>> = (0..self.cfg.entries).map(|_| Vec::new()).collect();
         for e in entries {
@@ -153,7 +154,7 @@ impl Ctx {
             let node = match at {
                 At::Ptr(p) if i == path.len() => return f(Some(p)),
                 At::Ptr(Ptr::Dir(d)) => match &d.body {
-                    DirBody::Flat(entries) => match search(entries, path[i].as_ref()) {
+                    DirBody::Flat(entries) => match entries.search(path[i].as_ref()) {
                         Ok(j) => {
                             at = At::Ptr(&entries[j].1);
                             i += 1;
@@ -174,7 +175,7 @@ impl Ctx {
             // Inside a large directory, looking for `path[i]`.
             let step = path[i].as_ref();
             match &node.body {
-                InodeBody::Values(entries) => match search(entries, step) {
+                InodeBody::Values(entries) => match entries.search(step) {
                     Ok(j) => {
                         at = At::Ptr(&entries[j].1);
                         i += 1;
@@ -226,7 +227,7 @@ pub(crate) fn compare_steps(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
 
 /// The first eight bytes of `s` as a big-endian number, zero-padded when `s` is shorter.
 #[inline]
-fn prefix_key(s: &[u8]) -> u64 {
+pub(crate) fn prefix_key(s: &[u8]) -> u64 {
     if let Some(head) = s.first_chunk::<8>() {
         return u64::from_be_bytes(*head);
     }

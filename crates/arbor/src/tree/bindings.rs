@@ -1,0 +1,143 @@
+//! The sorted bindings of a flat directory or a Values inode, with the first eight bytes of
+//! each step kept beside them for searching.
+//!
+//! A binding is 104 bytes (a step stored inline up to 46 bytes, and a child pointer that
+//! carries a 32-byte hash), so a binary search over them reads a cache line or two per probe,
+//! and a lookup in a node the block has not touched yet waits for five or six misses. The
+//! keys (`ops::prefix_key` of each step: big-endian, zero-padded, ordered as the steps are
+//! wherever they differ) are 8 bytes each, side by side: the probes read them, and only a key
+//! equal to the one sought sends the search to the step itself.
+
+use std::cmp::Ordering;
+
+use super::node::{Entry, Ptr};
+use super::ops::prefix_key;
+
+/// Bindings sorted by step bytes, each step's key beside it.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Bindings {
+    entries: Vec<Entry>,
+    /// `prefix_key` of `entries[i].0`, for every `i`.
+    keys: Vec<u64>,
+}
+
+impl Bindings {
+    /// Bindings already sorted by step bytes (as decoded, collected and sorted, or split).
+    pub fn from_sorted(entries: Vec<Entry>) -> Bindings {
+        debug_assert!(entries.windows(2).all(|w| w[0].0 < w[1].0), "bindings sorted, steps distinct");
+        let keys = entries.iter().map(|(s, _)| prefix_key(s)).collect();
+        Bindings { entries, keys }
+    }
+
+    /// Where the binding named `step` is (`Ok`), or where it would go (`Err`), as
+    /// `slice::binary_search` answers.
+    pub fn search(&self, step: &[u8]) -> Result<usize, usize> {
+        let key = prefix_key(step);
+        let (mut low, mut high) = (0, self.keys.len());
+        while low < high {
+            let mid = low + (high - low) / 2;
+            // Equal keys: equal first eight bytes (or both shorter and equal, zero-padded), so
+            // the steps themselves decide.
+            let order = match self.keys[mid].cmp(&key) {
+                Ordering::Equal => self.entries[mid].0[..].cmp(step),
+                other => other,
+            };
+            match order {
+                Ordering::Less => low = mid + 1,
+                Ordering::Greater => high = mid,
+                Ordering::Equal => return Ok(mid),
+            }
+        }
+        Err(low)
+    }
+
+    /// Inserts `entry` at `i`, where [`Bindings::search`] said its step goes.
+    pub fn insert(&mut self, i: usize, entry: Entry) {
+        self.keys.insert(i, prefix_key(&entry.0));
+        self.entries.insert(i, entry);
+    }
+
+    /// Removes the binding at `i`.
+    pub fn remove(&mut self, i: usize) -> Entry {
+        self.keys.remove(i);
+        self.entries.remove(i)
+    }
+
+    /// The child of the binding at `i`, to change (its step stays).
+    pub fn child_mut(&mut self, i: usize) -> &mut Ptr {
+        &mut self.entries[i].1
+    }
+
+    /// Every child, to change (the steps stay).
+    pub fn children_mut(&mut self) -> impl Iterator<Item = &mut Ptr> {
+        self.entries.iter_mut().map(|(_, c)| c)
+    }
+
+    /// The bindings, giving up the keys.
+    pub fn into_entries(self) -> Vec<Entry> {
+        self.entries
+    }
+
+    /// Bytes of the two buffers' capacities (the keys' and the bindings').
+    pub fn buffer_bytes(&self) -> (usize, usize) {
+        (self.keys.capacity() * size_of::<u64>(), self.entries.capacity() * size_of::<Entry>())
+    }
+}
+
+impl std::ops::Deref for Bindings {
+    type Target = [Entry];
+    fn deref(&self) -> &[Entry] {
+        &self.entries
+    }
+}
+
+impl<'a> IntoIterator for &'a Bindings {
+    type Item = &'a Entry;
+    type IntoIter = std::slice::Iter<'a, Entry>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.entries.iter()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Bindings;
+    use crate::path::Step;
+    use crate::tree::node::Ptr;
+
+    #[test]
+    fn search_finds_what_a_search_of_the_steps_finds() {
+        let mut rng = arbor_core::toolbox::SplitMix64::new(3);
+        // Steps from a small alphabet, many sharing their first eight bytes.
+        let alphabet = [0u8, 1, b'a', 0xff];
+        let draw = |rng: &mut arbor_core::toolbox::SplitMix64| -> Vec<u8> {
+            let len = 1 + rng.below(12) as usize;
+            (0..len).map(|_| alphabet[rng.below(alphabet.len() as u64) as usize]).collect()
+        };
+        for _ in 0..300 {
+            let mut steps: Vec<Vec<u8>> = (0..rng.below(40)).map(|_| draw(&mut rng)).collect();
+            steps.sort();
+            steps.dedup();
+            let entries = steps.iter().map(|s| (Step::from_slice(s), Ptr::value(b"v"))).collect();
+            let mut b = Bindings::from_sorted(entries);
+            for _ in 0..20 {
+                let probe = draw(&mut rng);
+                assert_eq!(b.search(&probe), steps.binary_search(&probe), "{probe:?} in {steps:?}");
+                // Keep the keys in step with inserts and removals.
+                match b.search(&probe) {
+                    Ok(i) => {
+                        b.remove(i);
+                        steps.remove(i);
+                    }
+                    Err(i) => {
+                        b.insert(i, (Step::from_slice(&probe), Ptr::value(b"w")));
+                        steps.insert(i, probe);
+                    }
+                }
+            }
+            for (i, s) in steps.iter().enumerate() {
+                assert_eq!(b.search(s), Ok(i));
+            }
+        }
+    }
+}

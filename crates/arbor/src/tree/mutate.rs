@@ -166,18 +166,18 @@ impl Ctx {
                 let i = self.cfg.slot(depth, step) as usize;
                 // Taken out of its slot (no reference count changes hands), so that it is
                 // unique when nothing else shares it.
-                let mut child = match &slots[i] {
+                let mut child = match std::mem::replace(&mut slots[i], IPtr::Empty) {
                     IPtr::Empty if new.is_none() => return Ok(Outcome::Unchanged),
                     IPtr::Empty => Arc::new(Inode::new(depth + 1, 0, InodeBody::Values(Bindings::default()))),
-                    IPtr::Mem(_) => match std::mem::replace(&mut slots[i], IPtr::Empty) {
-                        IPtr::Mem(c) => c,
-                        _ => unreachable!("matched as in memory just above"),
+                    IPtr::Mem(c) => c,
+                    IPtr::Disk { offset, hash } => match self.load_inode(offset, &hash, depth + 1) {
+                        Ok(loaded) => loaded,
+                        Err(e) => {
+                            // Nothing changed: the slot points where it did.
+                            slots[i] = IPtr::Disk { offset, hash };
+                            return Err(e);
+                        }
                     },
-                    IPtr::Disk { offset, hash } => {
-                        let loaded = self.load_inode(*offset, hash, depth + 1)?;
-                        slots[i] = IPtr::Empty;
-                        loaded
-                    }
                 };
                 node.lineage.mark_slot(i);
                 let before = child.count;

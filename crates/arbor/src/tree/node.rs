@@ -105,7 +105,7 @@ impl Lineage {
 
     /// Whether the binding named `step` is noted as changed, since the base and since the mid.
     pub fn noted(&self, step: &[u8]) -> bool {
-        let has = |steps: &[Step]| steps.binary_search_by(|s| super::ops::compare_steps(s, step)).is_ok();
+        let has = |steps: &[Step]| find_step(steps, step).is_ok();
         has(&self.steps) && self.mid.as_ref().is_none_or(|m| has(&m.steps))
     }
 
@@ -118,9 +118,14 @@ impl Lineage {
     }
 }
 
+/// Where `step` is in the sorted `steps`, or where it would go.
+fn find_step(steps: &[Step], step: &[u8]) -> std::result::Result<usize, usize> {
+    steps.binary_search_by(|s| super::ops::compare_steps(s, step))
+}
+
 /// Inserts `step` into the sorted `steps` unless it is there.
 fn insert_step(steps: &mut Vec<Step>, step: &[u8]) {
-    if let Err(i) = steps.binary_search_by(|s| super::ops::compare_steps(s, step)) {
+    if let Err(i) = find_step(steps, step) {
         steps.insert(i, Step::from_slice(step));
     }
 }

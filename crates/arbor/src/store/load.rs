@@ -578,6 +578,10 @@ impl crate::tree::Source for Loader {
     fn adopt(&self, node: Evicted) {
         self.cache_evicted(node);
     }
+    fn superseded(&self, offset: u64) {
+        // The tree holds the object too, so that dropping the cache's handle frees nothing.
+        drop(self.cache.remove(&offset));
+    }
 }
 
 /// A delta's base as [`Loader::delta_at`] takes it: where the base is and its lineage.

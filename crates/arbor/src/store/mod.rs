@@ -642,4 +642,38 @@ mod tests {
         // Eviction did happen: once two windows have passed, the base is out of memory.
         assert!(late_peak < base.objects / 2, "{late_peak} nodes in memory, base {}", base.objects);
     }
+
+    /// A block's change to a node it read through the cache happens to that node in place,
+    /// and the cache lets go of the version the change supersedes; the older commit still
+    /// reads it, from its record.
+    #[test]
+    fn a_change_takes_its_node_from_the_cache() {
+        let fs: Arc<MemFs> = Arc::new(MemFs::new());
+        let config = || Config::default().with_fs(fs.clone());
+        let path = |n: u64| [String::from("index"), format!("{n:08}"), String::from("balance")];
+        let old = {
+            let store = Store::open_with("/s", config()).unwrap();
+            let mut tree = store.empty();
+            for n in 0..100u64 {
+                tree.add_mut(&path(n), &n.to_le_bytes()).unwrap();
+            }
+            store.commit(&tree, &[], 0, "t", "base").unwrap()
+        };
+        // Reopened: an empty cache, and no working tree to lend.
+        let store = Store::open_with("/s", config()).unwrap();
+        let mut tree = store.checkout(&old).unwrap();
+        let Ptr::Disk(root) = &tree.root else { panic!("a stored tree starts on disk") };
+        let root = root.offset;
+        let cached = |offset: u64| store.shared.loader.cache.get(&offset).is_some();
+        assert_eq!(tree.find(&path(7)).unwrap(), Some(7u64.to_le_bytes().to_vec()));
+        assert!(cached(root), "a read caches the root directory");
+        tree.add_mut(&path(7), b"seven").unwrap();
+        assert!(!cached(root), "the cache still holds the root version the change superseded");
+        assert_eq!(tree.find(&path(7)).unwrap(), Some(b"seven".to_vec()));
+        let new = store.commit(&tree, &[old], 1, "t", "change").unwrap();
+        drop(tree);
+        assert_eq!(store.checkout(&old).unwrap().find(&path(7)).unwrap(), Some(7u64.to_le_bytes().to_vec()));
+        assert_eq!(store.checkout(&new).unwrap().find(&path(7)).unwrap(), Some(b"seven".to_vec()));
+        assert_eq!(store.checkout(&old).unwrap().find(&path(8)).unwrap(), Some(8u64.to_le_bytes().to_vec()));
+    }
 }

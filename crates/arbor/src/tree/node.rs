@@ -558,6 +558,9 @@ pub(crate) trait Source: Send + Sync + std::fmt::Debug {
     /// Takes a written node that a tree lets go of (its children already by offset), so that
     /// reading it again needs no I/O.
     fn adopt(&self, node: Evicted);
+    /// Told that a tree is about to change the node it read or wrote at `offset`: the store
+    /// need not keep that version in memory for it (see `Ctx::own`).
+    fn superseded(&self, offset: u64);
 }
 
 /// A written node a tree no longer holds, in the form a read would decode it to.

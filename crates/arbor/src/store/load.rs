@@ -411,7 +411,7 @@ impl Loader {
     /// Caches a node a tree let go of, under the offset it was written at.
     fn cache_evicted(&self, node: Evicted) {
         let (offset, weight, object) = match node {
-            Evicted::Value(v) => match v.disk.get() {
+            Evicted::Value(v) => match v.written() {
                 Some(p) => (p.offset, weight::value(&v), Object::Value(v)),
                 None => return,
             },

@@ -183,12 +183,12 @@ impl Persister<'_> {
                     self.stats.inlined += 1;
                     return Ok(Written::Inline(&v.bytes));
                 }
-                let offset = match self.mine(v.disk.get())? {
+                let offset = match self.mine(v.written())? {
                     Some(o) => o,
                     None => {
                         let o = self.w.append(kind::CONTENTS, &v.bytes)?;
                         self.stats.objects += 1;
-                        let _ = v.disk.set(self.at(o, o, 0));
+                        v.set_written(self.at(o, o, 0));
                         o
                     }
                 };

@@ -133,7 +133,7 @@ impl Walk<'_> {
             Ptr::Disk(_) => return 0,
             Ptr::Value(_) if values_stay => return 0,
             // An inline value is part of its parent's record: nothing to let go of.
-            Ptr::Value(v) => match v.disk.get() {
+            Ptr::Value(v) => match v.written() {
                 None => return 0,
                 Some(p) => (*p, Some(0), ChildKind::Contents),
             },

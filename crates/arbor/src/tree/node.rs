@@ -131,7 +131,7 @@ fn insert_step(steps: &mut Vec<Step>, step: &[u8]) {
 }
 
 /// The bytes of a value: most Tezos values are under 8 bytes and nearly all under 32, so
-/// they live inside the node (which then fills mimalloc's 128-byte size class) instead of a
+/// they live inside the node (which then fills mimalloc's 112-byte size class) instead of a
 /// second allocation that every read and every hash of the value would have to follow.
 pub(crate) type ValueBytes = smallvec::SmallVec<[u8; 24]>;
 
@@ -140,7 +140,11 @@ pub(crate) type ValueBytes = smallvec::SmallVec<[u8; 24]>;
 pub(crate) struct Value {
     pub bytes: ValueBytes,
     hash: OnceLock<Hash>,
-    pub disk: OnceLock<Persisted>,
+    /// Where the value's own record is. Boxed: only values longer than `Config::inline_max`
+    /// have records of their own (inline values, nearly all of them, have none), and a
+    /// value is one allocation per binding of every node in memory: in place, the 32-byte
+    /// place took a value from mimalloc's 112-byte size class to its 128-byte one.
+    disk: OnceLock<Box<Persisted>>,
 }
 
 impl Value {
@@ -155,13 +159,23 @@ impl Value {
             let _ = v.hash.set(h);
         }
         if let Some(p) = at {
-            let _ = v.disk.set(p);
+            v.set_written(p);
         }
         v
     }
 
     pub fn hash(&self) -> &Hash {
         self.hash.get_or_init(|| contents_hash(&self.bytes))
+    }
+
+    /// Where the value's own record is, if it has one.
+    pub fn written(&self) -> Option<&Persisted> {
+        self.disk.get().map(|p| &**p)
+    }
+
+    /// Records where the value's own record was written (kept if one was recorded already).
+    pub fn set_written(&self, at: Persisted) {
+        let _ = self.disk.set(Box::new(at));
     }
 }
 

@@ -166,6 +166,18 @@ impl Log {
         for name in &listed.lower {
             chunks.extend(listed.open_lower(fs.as_ref(), name, uid, !writable)?);
         }
+        if writable {
+            // A power loss after the lower layer's sync of a move and before that of `dir` can
+            // leave the chunk's old name too: the lower layer's is the one a collection moved.
+            let stale: Vec<&String> = listed.upper.iter().filter(|n| listed.lower.contains(*n)).collect();
+            for name in &stale {
+                let path = dir.join(name);
+                fs.remove_file(&path).map_err(io_err("removing a moved chunk's old name", &path))?;
+            }
+            if !stale.is_empty() {
+                fs.sync_dir(dir).map_err(io_err("syncing", dir))?;
+            }
+        }
         let opts = OpenOptions { create: false, write: writable, truncate: false };
         for name in listed.upper.iter().filter(|n| !listed.lower.contains(*n)) {
             let path = dir.join(name);

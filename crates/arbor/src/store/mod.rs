@@ -493,23 +493,22 @@ impl Store {
             }
             break (found, from);
         };
+        // Head records were skipped with the dropped range (a removal among them): the heads
+        // start from a control file written at or after the floor, as of its durable end, and
+        // the scan's head records from the floor on replay whatever changed since.
+        let base_heads = match control.filter(|c| c.durable_end >= from) {
+            _ if from <= end => None,
+            Some(c) => Some(c.heads),
+            None => Control::read(self.shared.config.fs.as_ref(), &self.shared.dir)?
+                .filter(|c| c.durable_end >= from)
+                .map(|c| c.heads),
+        };
         // Readers must be able to read a commit's objects before they can find the commit.
         log.set_end(found.valid_end.max(log.end()));
         {
             let mut heads = self.shared.catalog.heads_mut();
-            if from > end {
-                // Head records were skipped with the dropped range (a removal among them):
-                // the heads start from a control file written at or after the floor, as of
-                // its durable end, and the scan's head records from the floor on replay
-                // whatever changed since.
-                let fs = self.shared.config.fs.as_ref();
-                let control = match control.filter(|c| c.durable_end >= from) {
-                    Some(c) => Some(c),
-                    None => Control::read(fs, &self.shared.dir)?,
-                };
-                if let Some(c) = control.filter(|c| c.durable_end >= from) {
-                    *heads = c.heads.iter().map(|(n, h, o)| (n.clone(), (*h, *o))).collect();
-                }
+            if let Some(base) = base_heads {
+                *heads = base.into_iter().map(|(n, h, o)| (n, (h, o))).collect();
             }
             for (_, h) in &found.heads {
                 match &h.target {

@@ -4,6 +4,7 @@
 //! global offsets `[start, start + file length)`. The next chunk starts where the previous one
 //! ends, so offsets are global and never reused. Records never span two chunks.
 
+use std::collections::BTreeSet;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -95,32 +96,101 @@ fn header_bytes(start: u64, uid: u64) -> [u8; CHUNK_HEADER_LEN as usize] {
     h
 }
 
+/// The chunk file names of a log directory and of its lower layer, listed in that order.
+///
+/// An archive collection renames complete chunks from `pack/` into `pack/lower/` (and a drop
+/// collection removes chunks) while read-only handles in other processes list them. Renames
+/// go one way only, so listing `pack/` first and the lower layer second sees every chunk: one
+/// renamed before the first listing is in the second, one renamed after it is in the first
+/// (and, renamed before it is opened, is then opened in the lower layer). A chunk in both
+/// listings is one file, taken from the lower layer. The other order loses a chunk renamed
+/// between the two listings: a reader then took the commits in it for pointers outside the
+/// data (docs/FORMAT.md, section 15.5).
+#[derive(Debug)]
+struct ChunkNames {
+    /// The lower layer's directory.
+    lower_dir: PathBuf,
+    /// Chunk names listed in the log directory, sorted (that is, in offset order).
+    upper: Vec<String>,
+    /// Chunk names listed in the lower layer, after `upper`.
+    lower: BTreeSet<String>,
+}
+
+impl ChunkNames {
+    /// Lists the log directory `dir` (which may be missing unless `dir_required`), then its
+    /// lower layer (which may be missing).
+    fn list(fs: &dyn FileSystem, dir: &Path, dir_required: bool) -> Result<ChunkNames> {
+        let chunk_names = |d: &Path, required: bool| -> Result<Vec<String>> {
+            let names = if required || fs.exists(d) { fs.list(d).map_err(io_err("listing", d))? } else { Vec::new() };
+            Ok(names.into_iter().filter(|n| n.ends_with(".chunk")).collect())
+        };
+        let mut upper = chunk_names(dir, dir_required)?;
+        upper.sort();
+        let lower_dir = dir.join(LOWER_DIR);
+        let lower = chunk_names(&lower_dir, false)?.into_iter().collect();
+        Ok(ChunkNames { lower_dir, upper, lower })
+    }
+
+    /// Opens and checks the lower layer's chunk `name`. With `gone_ok` (a read-only handle), a
+    /// chunk that is not there is left out: a drop collection removed it, below its floor.
+    fn open_lower(&self, fs: &dyn FileSystem, name: &str, uid: u64, gone_ok: bool) -> Result<Option<Arc<Chunk>>> {
+        let path = self.lower_dir.join(name);
+        let file = match fs.open(&path, OpenOptions::default()) {
+            Ok(file) => file,
+            Err(e) if gone_ok && e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(io_err("opening", &path)(e)),
+        };
+        let mut h = [0u8; CHUNK_HEADER_LEN as usize];
+        file.read_exact_at(&mut h, 0).map_err(io_err("reading", &path))?;
+        let start = check_header(&h, name, uid, &path)?;
+        Ok(Some(Arc::new(Chunk { start, file, path })))
+    }
+}
+
 impl Log {
-    /// Opens the chunk files under `dir` (created, with a first chunk, when `writable` and
-    /// missing). A last chunk whose header is torn was being created when the writer died: a
-    /// writable open removes it, a read-only one ignores it; a torn header elsewhere is corruption.
+    /// Opens the chunk files under `dir` and its lower layer (`dir` created, with a first
+    /// chunk, when `writable` and missing). A last chunk whose header is torn was being created
+    /// when the writer died: a writable open removes it, a read-only one ignores it; a torn
+    /// header elsewhere is corruption.
+    ///
+    /// A read-only open runs beside a writer whose collections move chunks into the lower layer
+    /// or remove them: it lists `dir` before the lower layer and takes a chunk that left `dir`
+    /// since from the lower layer (see [`ChunkNames`]); one gone from both was removed by a drop
+    /// collection, below its floor, and is left out.
     pub fn open(fs: Arc<dyn FileSystem>, dir: &Path, uid: u64, writable: bool) -> Result<Log> {
         let mut chunks = Vec::new();
         if writable {
             fs.create_dir_all(dir).map_err(io_err("creating", dir))?;
         }
-        // The lower layer of an archive store: complete chunks a GC moved out of the way.
-        let lower = dir.join(LOWER_DIR);
-        if fs.exists(&lower) {
-            for name in fs.list(&lower).map_err(io_err("listing", &lower))?.iter().filter(|n| n.ends_with(".chunk")) {
-                let path = lower.join(name);
-                let file = fs.open(&path, OpenOptions::default()).map_err(io_err("opening", &path))?;
-                let mut h = [0u8; CHUNK_HEADER_LEN as usize];
-                file.read_exact_at(&mut h, 0).map_err(io_err("reading", &path))?;
-                let start = check_header(&h, name, uid, &path)?;
-                chunks.push(Arc::new(Chunk { start, file, path }));
+        let listed = ChunkNames::list(fs.as_ref(), dir, false)?;
+        for name in &listed.lower {
+            chunks.extend(listed.open_lower(fs.as_ref(), name, uid, !writable)?);
+        }
+        if writable {
+            // A power loss after the lower layer's sync of a move and before that of `dir` can
+            // leave the chunk's old name too: the lower layer's is the one a collection moved.
+            let stale: Vec<&String> = listed.upper.iter().filter(|n| listed.lower.contains(*n)).collect();
+            for name in &stale {
+                let path = dir.join(name);
+                fs.remove_file(&path).map_err(io_err("removing a moved chunk's old name", &path))?;
+            }
+            if !stale.is_empty() {
+                fs.sync_dir(dir).map_err(io_err("syncing", dir))?;
             }
         }
-        let names = if fs.exists(dir) { fs.list(dir).map_err(io_err("listing", dir))? } else { Vec::new() };
         let opts = OpenOptions { create: false, write: writable, truncate: false };
-        for name in names.iter().filter(|n| n.ends_with(".chunk")) {
+        for name in listed.upper.iter().filter(|n| !listed.lower.contains(*n)) {
             let path = dir.join(name);
-            let file = fs.open(&path, opts).map_err(io_err("opening", &path))?;
+            let file = match fs.open(&path, opts) {
+                Ok(file) => file,
+                // Moved into the lower layer, or removed, since the listing. A writable open
+                // holds the lock: nothing changes the directory under it.
+                Err(e) if !writable && e.kind() == std::io::ErrorKind::NotFound => {
+                    chunks.extend(listed.open_lower(fs.as_ref(), name, uid, true)?);
+                    continue;
+                }
+                Err(e) => return Err(io_err("opening", &path)(e)),
+            };
             let mut h = [0u8; CHUNK_HEADER_LEN as usize];
             let len = file.len().map_err(io_err("reading the length of", &path))?;
             let valid = len >= CHUNK_HEADER_LEN && {
@@ -136,7 +206,7 @@ impl Log {
             }
             if !valid {
                 // A torn header: the chunk was being created when the writer died.
-                let later = names.iter().any(|n| n.ends_with(".chunk") && n.as_str() > name.as_str());
+                let later = listed.upper.iter().any(|n| n.as_str() > name.as_str());
                 if writable && !later {
                     fs.remove_file(&path).map_err(io_err("removing a torn chunk", &path))?;
                     continue;
@@ -180,18 +250,32 @@ impl Log {
     }
 
     /// Registers chunk files another process (the writer) created since this log was opened,
-    /// checking their headers (magic, version, start, store uid).
+    /// checking their headers (magic, version, start, store uid). A chunk created since may
+    /// already have been moved into the lower layer by a collection, or removed (below a drop
+    /// collection's floor): the listing is that of [`Log::open`].
     pub fn reload_chunks(&self) -> Result<()> {
-        let names = self.fs.list(&self.dir).map_err(io_err("listing", &self.dir))?;
+        // A missing log directory is an error: the handle was opened on a directory the writer
+        // had not made a store of yet (its store uid is not the writer's), and must start again.
+        let listed = ChunkNames::list(self.fs.as_ref(), &self.dir, true)?;
         let mut chunks = self.chunks.write();
         let known = chunks.last().map(|c| c.start);
-        for name in names.iter().filter(|n| n.ends_with(".chunk")) {
-            let Some(start) = name.strip_suffix(".chunk").and_then(|s| s.parse::<u64>().ok()) else { continue };
-            if known.is_some_and(|k| start <= k) {
-                continue;
-            }
+        let new = |name: &String| {
+            let start = name.strip_suffix(".chunk").and_then(|s| s.parse::<u64>().ok());
+            start.is_some_and(|s| known.is_none_or(|k| s > k))
+        };
+        for name in listed.lower.iter().filter(|n| new(n)) {
+            chunks.extend(listed.open_lower(self.fs.as_ref(), name, self.uid, true)?);
+        }
+        for name in listed.upper.iter().filter(|n| new(n) && !listed.lower.contains(*n)) {
             let path = self.dir.join(name);
-            let file = self.fs.open(&path, OpenOptions::default()).map_err(io_err("opening", &path))?;
+            let file = match self.fs.open(&path, OpenOptions::default()) {
+                Ok(file) => file,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    chunks.extend(listed.open_lower(self.fs.as_ref(), name, self.uid, true)?);
+                    continue;
+                }
+                Err(e) => return Err(io_err("opening", &path)(e)),
+            };
             let mut h = [0u8; CHUNK_HEADER_LEN as usize];
             let len = file.len().map_err(io_err("reading the length of", &path))?;
             if len < CHUNK_HEADER_LEN || {
@@ -202,9 +286,12 @@ impl Log {
                 break;
             }
             // The same checks as at open, so each mismatch is reported as what it is.
-            check_header(&h, name, self.uid, &path)?;
+            let start = check_header(&h, name, self.uid, &path)?;
             chunks.push(Arc::new(Chunk { start, file, path }));
         }
+        // Chunks taken from the lower layer come before those of `dir`, in name order; the
+        // list is kept in offset order.
+        chunks.sort_by_key(|c| c.start);
         Ok(())
     }
 

@@ -121,7 +121,7 @@ pub(crate) struct Loader {
 }
 
 /// Reads retried after meeting a collection's switch, before an error is taken as real.
-const SWITCH_RETRIES: usize = 3;
+pub(super) const SWITCH_RETRIES: usize = 3;
 
 impl Loader {
     fn corrupt(&self, offset: u64, kind: Corruption) -> Error {

@@ -467,13 +467,49 @@ impl Store {
             return Ok(0);
         }
         let log = &self.shared.loader.log;
-        self.refresh_gc()?;
+        // The chunk files before the control file: a collection removes chunks only once its
+        // control file names it, so a chunk this listing misses lies below the floor of the
+        // control file read next, and the scan below starts at that floor.
         log.reload_chunks()?;
-        let found = recover::scan(log, log.end(), false)?;
+        let mut control = self.refresh_gc()?;
+        let end = log.end();
+        let mut retries = 0;
+        let (found, from) = loop {
+            let view = log.gc_view();
+            // A drop collection's floor above this handle's end: the records between are gone
+            // (their chunks removed, the start of the floor's chunk punched out), and so are
+            // the commits among them. The scan starts at the floor.
+            let from = if view.archive { end } else { end.max(view.floor) };
+            let found = recover::scan(log, from, false)?;
+            // A scan that stopped may have read a range that a collection switched after the
+            // control file above punched out meanwhile: on its routing, the scan starts again.
+            if found.stopped.is_some() && retries < load::SWITCH_RETRIES {
+                let floor = view.floor;
+                control = self.refresh_gc()?;
+                if log.gc_view().floor != floor {
+                    retries += 1;
+                    continue;
+                }
+            }
+            break (found, from);
+        };
+        // Head records were skipped with the dropped range (a removal among them): the heads
+        // start from a control file written at or after the floor, as of its durable end, and
+        // the scan's head records from the floor on replay whatever changed since.
+        let base_heads = match control.filter(|c| c.durable_end >= from) {
+            _ if from <= end => None,
+            Some(c) => Some(c.heads),
+            None => Control::read(self.shared.config.fs.as_ref(), &self.shared.dir)?
+                .filter(|c| c.durable_end >= from)
+                .map(|c| c.heads),
+        };
         // Readers must be able to read a commit's objects before they can find the commit.
         log.set_end(found.valid_end.max(log.end()));
         {
             let mut heads = self.shared.catalog.heads_mut();
+            if let Some(base) = base_heads {
+                *heads = base.into_iter().map(|(n, h, o)| (n, (h, o))).collect();
+            }
             for (_, h) in &found.heads {
                 match &h.target {
                     Some(t) => heads.insert(h.name.clone(), *t),
@@ -485,18 +521,36 @@ impl Store {
         Ok(found.commits.len())
     }
 
-    /// Picks up a garbage collection the writer finished since this handle looked.
-    fn refresh_gc(&self) -> Result<()> {
+    /// Picks up a garbage collection the writer finished since this handle looked; returns
+    /// the control file read.
+    fn refresh_gc(&self) -> Result<Option<Control>> {
         let sh = &self.shared;
-        let Some(control) = Control::read(sh.config.fs.as_ref(), &sh.dir)? else { return Ok(()) };
-        let Some(g) = control.gc.filter(|g| Some(*g) != sh.gc.last()) else { return Ok(()) };
+        let fs = sh.config.fs.as_ref();
         let log = &sh.loader.log;
-        log.set_gc_view(gc::load_view(sh.config.fs.as_ref(), log, g)?);
-        sh.gc.set_last(g);
-        if !g.archive {
-            sh.catalog.forget_below(g.floor);
+        let mut retries = 0;
+        loop {
+            let Some(control) = Control::read(fs, &sh.dir)? else { return Ok(None) };
+            let Some(g) = control.gc.filter(|g| Some(*g) != sh.gc.last()) else { return Ok(Some(control)) };
+            match gc::load_view(fs, log, g) {
+                Ok(view) => {
+                    log.set_gc_view(view);
+                    sh.gc.set_last(g);
+                    if !g.archive {
+                        sh.catalog.forget_below(g.floor);
+                    }
+                    return Ok(Some(control));
+                }
+                // A newer collection replaced the prefix this control file names (and removed
+                // it) since the control file was read: take up the newer one.
+                Err(_)
+                    if retries < load::SWITCH_RETRIES
+                        && Control::read(fs, &sh.dir).ok().flatten().and_then(|c| c.gc) != Some(g) =>
+                {
+                    retries += 1
+                }
+                Err(e) => return Err(e),
+            }
         }
-        Ok(())
     }
 
     /// Bytes of the log (all chunk files).

@@ -107,7 +107,7 @@ impl Walk<'_> {
                     }
                     // Below a node only what it holds uniquely can be let go of.
                     let inside = Arc::get_mut(sub).map(|s| below.in_inode(s));
-                    match sub.disk.get().copied() {
+                    match sub.persisted() {
                         Some(p) if p.seq < self.keep_from && inside == Some(0) => {
                             let hash = *sub.hash();
                             if let IPtr::Mem(sub) = std::mem::replace(slot, IPtr::Disk { offset: p.offset, hash }) {

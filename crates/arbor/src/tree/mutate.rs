@@ -83,7 +83,7 @@ impl Ctx {
                 o
             }
             DirBody::Large(root) => {
-                let r = self.own(root, |r| r.disk.get().copied());
+                let r = self.own(root, Inode::persisted);
                 let o = self.set_in_inode(r, step, rest, new, &mut fresh)?;
                 if r.count <= u64::from(self.cfg.stable_hash) {
                     let mut all = Vec::with_capacity(r.count as usize);
@@ -198,7 +198,7 @@ impl Ctx {
                 };
                 node.lineage.mark_slot(i);
                 let before = child.count;
-                let c = self.own(&mut child, |c| c.disk.get().copied());
+                let c = self.own(&mut child, Inode::persisted);
                 let o = match self.set_in_inode(c, step, rest, new, fresh) {
                     Ok(o) => o,
                     Err(e) => {

@@ -324,7 +324,7 @@ impl Dir {
     pub fn persisted(&self) -> Option<Persisted> {
         match &self.body {
             DirBody::Flat(_) => self.disk.get().copied(),
-            DirBody::Large(i) => i.disk.get().copied(),
+            DirBody::Large(i) => i.persisted(),
         }
     }
 
@@ -408,6 +408,11 @@ impl Inode {
         }
         let _ = i.disk.set(at);
         i
+    }
+
+    /// Where the inode was last read or written, if its record still describes it.
+    pub fn persisted(&self) -> Option<Persisted> {
+        self.disk.get().copied()
     }
 
     /// Forgets the cached hash and log offset: the caller is about to change the node.

@@ -161,8 +161,9 @@ impl Walk<'_> {
             return Err(Error::PathTooDeep { steps: depth, max: MAX_PATH_STEPS });
         }
         match p {
-            Ptr::Value(v) => {
-                self.stats.value_sizes[log2_bucket(v.bytes.len() as u64)] += 1;
+            Ptr::Value(_) | Ptr::Small(_) => {
+                let len = p.value_bytes().map_or(0, <[u8]>::len);
+                self.stats.value_sizes[log2_bucket(len as u64)] += 1;
                 self.stats.inlined_values += 1;
                 self.depth_value(depth);
                 Ok(())

@@ -187,7 +187,7 @@ impl Loader {
     /// The tree pointer for a child reference of the record at `at`.
     fn child_ptr(&self, child: ChildRef<'_>, at: u64) -> Result<Ptr> {
         Ok(match child {
-            ChildRef::Inline(v) => Ptr::Value(Arc::new(Value::loaded(v, None, None))),
+            ChildRef::Inline(v) => Ptr::value(v),
             ChildRef::Ref { back, hash, kind } => Ptr::Disk(DiskPtr { offset: self.target(at, back)?, hash, kind }),
         })
     }

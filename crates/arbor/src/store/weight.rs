@@ -56,7 +56,8 @@ fn entries(e: &Bindings) -> usize {
             let step = if step.spilled() { allocation(step.capacity()) } else { 0 };
             let child = match child {
                 Ptr::Value(v) => value_alone(v),
-                Ptr::Dir(_) | Ptr::Disk(_) => 0,
+                // In the binding (counted with the buffer), or cached on its own.
+                Ptr::Small(_) | Ptr::Dir(_) | Ptr::Disk(_) => 0,
             };
             step + child
         })

@@ -194,6 +194,18 @@ impl Persister<'_> {
                 };
                 Ok(Written::At { offset, hash: *v.hash(), kind: ChildKind::Contents })
             }
+            Ptr::Small(v) => {
+                if v.bytes().len() <= self.inline_max {
+                    self.stats.inlined += 1;
+                    return Ok(Written::Inline(v.bytes()));
+                }
+                // Only with `inline_max` below `SMALL_MAX` (not the default): a small value
+                // has no place to remember its record in, and is written again with each
+                // version of its parent.
+                let offset = self.w.append(kind::CONTENTS, v.bytes())?;
+                self.stats.objects += 1;
+                Ok(Written::At { offset, hash: *v.hash(), kind: ChildKind::Contents })
+            }
             Ptr::Dir(d) => Ok(Written::At { offset: self.dir(d)?, hash: *d.hash(), kind: ChildKind::Node }),
             Ptr::Disk(d) => Ok(Written::At { offset: self.kept(d.offset)?, hash: d.hash, kind: d.kind }),
         }

@@ -130,7 +130,8 @@ impl Walk<'_> {
     /// anyway was most of an eviction's time. They are let go of with their node.
     fn child(self, ptr: &mut Ptr, values_stay: bool) -> u64 {
         let (written, inside, kind) = match ptr {
-            Ptr::Disk(_) => return 0,
+            // A small value is part of its binding.
+            Ptr::Disk(_) | Ptr::Small(_) => return 0,
             Ptr::Value(_) if values_stay => return 0,
             // An inline value is part of its parent's record: nothing to let go of.
             Ptr::Value(v) => match v.written() {
@@ -153,7 +154,7 @@ impl Walk<'_> {
         match std::mem::replace(ptr, Ptr::Disk(DiskPtr { offset: written.offset, hash, kind })) {
             Ptr::Value(v) => self.source.adopt(Evicted::Value(v)),
             Ptr::Dir(d) => self.source.adopt(Evicted::Dir(d)),
-            Ptr::Disk(_) => {}
+            Ptr::Small(_) | Ptr::Disk(_) => {}
         }
         0
     }

@@ -46,7 +46,7 @@ impl Tree {
 /// most `limit` + 1 deep, like every other walk of a tree.
 fn measure(ctx: &Ctx, ptr: &Ptr, limit: usize, seen: &mut HashMap<Seen, usize>) -> Result<Option<usize>> {
     let key = match ptr {
-        Ptr::Value(_) => return Ok(Some(0)),
+        Ptr::Value(_) | Ptr::Small(_) => return Ok(Some(0)),
         Ptr::Disk(d) if d.kind == ChildKind::Contents => return Ok(Some(0)),
         Ptr::Disk(d) => Seen::Disk(d.offset),
         Ptr::Dir(d) => Seen::Mem(Arc::as_ptr(d) as usize),

@@ -62,8 +62,8 @@ impl Ctx {
                 None if new.is_none() => return Ok(Outcome::Unchanged),
                 None => *node = Ptr::Dir(Arc::new(Dir::empty())),
             },
-            Ptr::Value(_) if new.is_none() => return Ok(Outcome::Unchanged),
-            Ptr::Value(_) => *node = Ptr::Dir(Arc::new(Dir::empty())),
+            Ptr::Value(_) | Ptr::Small(_) if new.is_none() => return Ok(Outcome::Unchanged),
+            Ptr::Value(_) | Ptr::Small(_) => *node = Ptr::Dir(Arc::new(Dir::empty())),
         }
         let Ptr::Dir(arc) = node else { unreachable!("made a directory above") };
         let dir = self.own(arc, Dir::persisted);

@@ -1,10 +1,10 @@
 //! In-memory nodes of a tree and the pointers between them.
 //!
 //! A tree is immutable: every change builds new nodes along the changed path and shares the
-//! rest. A child is either in memory (`Ptr::Value`, `Ptr::Dir`) or only known by its log
-//! offset and hash (`Ptr::Disk`), loaded on demand through the store's cache. Hashes are
-//! computed lazily and cached in the node; the log offset a node was written at is cached too,
-//! so committing a tree twice writes nothing new.
+//! rest. A child is either in memory (`Ptr::Value`, `Ptr::Small` inside its binding,
+//! `Ptr::Dir`) or only known by its log offset and hash (`Ptr::Disk`), loaded on demand
+//! through the store's cache. Hashes are computed lazily and cached in the node; the log
+//! offset a node was written at is cached too, so committing a tree twice writes nothing new.
 
 use std::sync::{Arc, OnceLock};
 
@@ -187,10 +187,53 @@ pub(crate) struct DiskPtr {
     pub kind: ChildKind,
 }
 
+/// The longest value kept inside its binding ([`Small`]): the most that fits beside a
+/// cached hash in the place a child pointer takes anyway.
+pub(crate) const SMALL_MAX: usize = 15;
+
+/// A value of at most [`SMALL_MAX`] bytes, held inside its binding rather than in an
+/// allocation of its own. Most Tezos values are under 8 bytes: as a [`Value`] each was a
+/// 112-byte allocation beside its binding (104 bytes then, 112 with this in its place), to
+/// allocate when a node is read, to follow when the node is hashed or the value read, and
+/// to free. A small value never has
+/// a record of its own (they are inlined in their parent's record; `Config::inline_max` is
+/// at least [`SMALL_MAX`] by default, see `store::write` otherwise).
+#[derive(Debug, Clone)]
+pub(crate) struct Small {
+    hash: OnceLock<Hash>,
+    len: u8,
+    bytes: [u8; SMALL_MAX],
+}
+
+impl Small {
+    /// The value `bytes`, if short enough.
+    pub fn new(bytes: &[u8]) -> Option<Small> {
+        let mut small = Small { hash: OnceLock::new(), len: u8::try_from(bytes.len()).ok()?, bytes: [0; SMALL_MAX] };
+        small.bytes.get_mut(..bytes.len())?.copy_from_slice(bytes);
+        Some(small)
+    }
+
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes[..usize::from(self.len)]
+    }
+
+    pub fn hash(&self) -> &Hash {
+        self.hash.get_or_init(|| contents_hash(self.bytes()))
+    }
+
+    /// The value as a [`Value`] of its own (for callers that share values by reference).
+    pub fn to_value(&self) -> Value {
+        Value::loaded(self.bytes(), self.hash.get().copied(), None)
+    }
+}
+
 /// A child of a directory or of a Values inode.
 #[derive(Debug, Clone)]
 pub(crate) enum Ptr {
+    /// A value longer than [`SMALL_MAX`] bytes.
     Value(Arc<Value>),
+    /// A value of at most [`SMALL_MAX`] bytes, in place.
+    Small(Small),
     Dir(Arc<Dir>),
     Disk(DiskPtr),
 }
@@ -198,7 +241,7 @@ pub(crate) enum Ptr {
 impl Ptr {
     pub fn kind(&self) -> ChildKind {
         match self {
-            Ptr::Value(_) => ChildKind::Contents,
+            Ptr::Value(_) | Ptr::Small(_) => ChildKind::Contents,
             Ptr::Dir(_) => ChildKind::Node,
             Ptr::Disk(d) => d.kind,
         }
@@ -207,13 +250,27 @@ impl Ptr {
     pub fn hash(&self) -> &Hash {
         match self {
             Ptr::Value(v) => v.hash(),
+            Ptr::Small(v) => v.hash(),
             Ptr::Dir(d) => d.hash(),
             Ptr::Disk(d) => &d.hash,
         }
     }
 
+    /// The value `bytes`, in place when it is small.
     pub fn value(bytes: &[u8]) -> Ptr {
-        Ptr::Value(Arc::new(Value::new(bytes)))
+        match Small::new(bytes) {
+            Some(small) => Ptr::Small(small),
+            None => Ptr::Value(Arc::new(Value::new(bytes))),
+        }
+    }
+
+    /// The bytes of a value in memory (None for a directory or an unread value).
+    pub fn value_bytes(&self) -> Option<&[u8]> {
+        match self {
+            Ptr::Value(v) => Some(&v.bytes),
+            Ptr::Small(v) => Some(v.bytes()),
+            Ptr::Dir(_) | Ptr::Disk(_) => None,
+        }
     }
 }
 
@@ -467,7 +524,8 @@ pub(crate) fn warm(entries: &[Entry]) {
         seen ^= match p {
             Ptr::Value(v) => v.bytes.len() ^ usize::from(v.hash.get().is_some()),
             Ptr::Dir(d) => usize::from(d.hash.get().is_some()),
-            Ptr::Disk(_) => 0,
+            // In the binding already.
+            Ptr::Small(_) | Ptr::Disk(_) => 0,
         };
     }
     std::hint::black_box(seen);
@@ -591,4 +649,25 @@ pub(crate) enum Evicted {
     Dir(Arc<Dir>),
     /// An inode record.
     Inode(Arc<Inode>),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_small_value_fits_in_the_place_of_a_child_pointer() {
+        // A child pointer is a disk pointer (offset, hash, kind) or a tag and a place: the
+        // small value's cached hash and bytes take that place and one word more.
+        assert!(size_of::<Ptr>() <= 56, "{} bytes", size_of::<Ptr>());
+        assert!(size_of::<Entry>() <= 112, "{} bytes", size_of::<Entry>());
+        for len in 0..=SMALL_MAX + 1 {
+            let bytes: Vec<u8> = (0..len as u8).collect();
+            let p = Ptr::value(&bytes);
+            assert_eq!(matches!(p, Ptr::Small(_)), len <= SMALL_MAX);
+            assert_eq!(p.value_bytes(), Some(&bytes[..]));
+            assert_eq!(*p.hash(), contents_hash(&bytes));
+            assert_eq!(p.kind(), ChildKind::Contents);
+        }
+    }
 }

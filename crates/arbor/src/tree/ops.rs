@@ -28,16 +28,18 @@ impl Ctx {
     pub fn dir_of(&self, ptr: &Ptr) -> Result<Option<Arc<Dir>>> {
         match ptr {
             Ptr::Dir(d) => Ok(Some(d.clone())),
-            Ptr::Value(_) => Ok(None),
+            Ptr::Value(_) | Ptr::Small(_) => Ok(None),
             Ptr::Disk(d) if d.kind == ChildKind::Node => Ok(Some(self.source()?.load_dir(d)?)),
             Ptr::Disk(_) => Ok(None),
         }
     }
 
-    /// The value `ptr` points to, or None if it is a directory.
+    /// The value `ptr` points to, or None if it is a directory (a small value is copied into
+    /// a [`Value`] of its own).
     pub fn value_of(&self, ptr: &Ptr) -> Result<Option<Arc<Value>>> {
         match ptr {
             Ptr::Value(v) => Ok(Some(v.clone())),
+            Ptr::Small(v) => Ok(Some(Arc::new(v.to_value()))),
             Ptr::Dir(_) => Ok(None),
             Ptr::Disk(d) if d.kind == ChildKind::Contents => Ok(Some(self.source()?.load_value(d)?)),
             Ptr::Disk(_) => Ok(None),
@@ -164,7 +166,7 @@ impl Ctx {
                     },
                     DirBody::Large(root) => &**root,
                 },
-                At::Ptr(Ptr::Value(_)) => return f(None),
+                At::Ptr(Ptr::Value(_) | Ptr::Small(_)) => return f(None),
                 At::Ptr(Ptr::Disk(d)) if d.kind == ChildKind::Node => {
                     let loaded = Ptr::Dir(self.source()?.load_dir(d)?);
                     return self.walk(At::Ptr(&loaded), &path[i..], f);

@@ -99,7 +99,7 @@ impl Dir {
 pub(super) fn may_be_first_change(child: &Ptr) -> bool {
     match child {
         Ptr::Dir(d) => d.persisted().is_some() || d.updates.as_ref().is_some_and(|u| u.changed.is_empty()),
-        Ptr::Value(_) | Ptr::Disk(_) => true,
+        Ptr::Value(_) | Ptr::Small(_) | Ptr::Disk(_) => true,
     }
 }
 
@@ -108,8 +108,10 @@ pub(super) fn may_be_first_change(child: &Ptr) -> bool {
 pub(super) fn same_child(old: &Ptr, new: &Ptr) -> bool {
     use arbor_core::ChildKind::{Contents, Node};
     match (old, new) {
-        (Ptr::Value(a), Ptr::Value(b)) => a.bytes == b.bytes,
-        (Ptr::Disk(a), Ptr::Value(b)) | (Ptr::Value(b), Ptr::Disk(a)) => a.kind == Contents && a.hash == *b.hash(),
+        (Ptr::Value(_) | Ptr::Small(_), Ptr::Value(_) | Ptr::Small(_)) => old.value_bytes() == new.value_bytes(),
+        (Ptr::Disk(a), b @ (Ptr::Value(_) | Ptr::Small(_))) | (b @ (Ptr::Value(_) | Ptr::Small(_)), Ptr::Disk(a)) => {
+            a.kind == Contents && a.hash == *b.hash()
+        }
         (Ptr::Dir(a), Ptr::Dir(b)) => {
             std::sync::Arc::ptr_eq(a, b) || a.cached_hash().is_some_and(|h| Some(h) == b.cached_hash())
         }

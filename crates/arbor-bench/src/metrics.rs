@@ -43,6 +43,11 @@ pub fn rss_bytes() -> u64 {
     procfs::resident_pages().unwrap_or(0) * rustix::param::page_size() as u64
 }
 
+/// Minor page faults this process has taken (0 where /proc is missing).
+pub fn page_faults() -> u64 {
+    procfs::minor_faults().unwrap_or(0)
+}
+
 /// User and system CPU time this process has used (fields 14 and 15 of /proc/self/stat).
 pub fn cpu_times() -> (Duration, Duration) {
     let (user, system) = procfs::cpu_ticks().unwrap_or((0, 0));

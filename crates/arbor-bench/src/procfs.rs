@@ -53,6 +53,14 @@ pub fn cpu_ticks() -> Option<(u64, u64)> {
     Some((utime, stime))
 }
 
+/// Minor page faults of this process so far: pages it touched for the first time, which
+/// the kernel had to map (and zero) then (field 10 of /proc/self/stat).
+pub fn minor_faults() -> Option<u64> {
+    let text = read("/proc/self/stat")?;
+    // As in `cpu_ticks`: the fields after the command name start at field 3.
+    text.rsplit_once(')')?.1.split_whitespace().nth(7)?.parse().ok()
+}
+
 /// Resident pages of this process (the second field of /proc/self/statm).
 pub fn resident_pages() -> Option<u64> {
     read("/proc/self/statm")?.split_whitespace().nth(1)?.parse().ok()
@@ -92,5 +100,18 @@ mod tests {
         assert!(status_bytes("VmRSS").is_some_and(|b| b > 0));
         assert!(meminfo_bytes("MemTotal").is_some_and(|b| b > 0));
         assert!(kernel_release().is_some_and(|k| !k.is_empty()));
+    }
+
+    #[test]
+    fn touching_fresh_memory_counts_page_faults() {
+        let Some(before) = minor_faults() else { return };
+        // 32 MiB of non-zero bytes: every page is written, each for the first time (an
+        // allocation this large is a fresh mapping, not reused memory).
+        let touched = vec![1u8; 32 << 20];
+        let after = minor_faults().expect("read before");
+        std::hint::black_box(&touched);
+        let pages = (32 << 20) / rustix::param::page_size() as u64;
+        // Transparent huge pages may map 512 pages in one fault: at least one fault per 2 MiB.
+        assert!(after - before >= pages / 512, "{} faults for {pages} pages", after - before);
     }
 }

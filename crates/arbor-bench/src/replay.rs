@@ -10,7 +10,7 @@ use arbor_trace::{Digest, InitialState, Parent, TraceError, TraceHeader, TraceRe
 
 use crate::environment::Environment;
 use crate::latency::{OpKind, OpLatencies};
-use crate::metrics::{cpu_times, dir_bytes, rss_bytes, IoCounters};
+use crate::metrics::{cpu_times, dir_bytes, page_faults, rss_bytes, IoCounters};
 use crate::packed::{Body, PackedBlock, PackedOp};
 use crate::summary::{BlockSample, GcRun, ReplayReport, ReplaySummary};
 
@@ -257,6 +257,7 @@ pub fn replay<R: Read + Send>(
     let mut previous = base.or_else(|| store.last_commit());
     let mut samples = Vec::new();
     let (user0, sys0) = cpu_times();
+    let faults0 = page_faults();
     let max_blocks = opts.max_blocks.unwrap_or(u64::MAX);
     // Blocks are decoded on another thread, a few ahead: decoding is the trace's cost, not
     // the store's, and on the replaying thread it would also churn the allocator and caches.
@@ -317,6 +318,8 @@ pub fn replay<R: Read + Send>(
     let (user1, sys1) = cpu_times();
     summary.cpu_user_seconds = (user1 - user0).as_secs_f64();
     summary.cpu_sys_seconds = (sys1 - sys0).as_secs_f64();
+    let faults = page_faults().saturating_sub(faults0);
+    summary.page_faults_per_block = faults as f64 / samples.len().max(1) as f64;
     summary.from_samples(&samples);
     summary.durability = match store.config().durability {
         Durability::EveryCommit => "EveryCommit (each commit durable before it returns)".into(),

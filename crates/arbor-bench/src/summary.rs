@@ -142,6 +142,9 @@ pub struct ReplaySummary {
     pub cpu_sys_seconds: f64,
     /// Mean process CPU time per block (user + system), ms.
     pub cpu_ms_per_block: f64,
+    /// Minor page faults of the process per block: first touches of memory it had not used
+    /// yet (a process that grows its cache takes them until the cache is full).
+    pub page_faults_per_block: f64,
     /// Bytes appended to the log per value written (log growth over the blocks / writes).
     pub appended_bytes_per_write: f64,
     /// Operations whose result was checked against the trace.
@@ -291,7 +294,11 @@ impl std::fmt::Display for ReplaySummary {
             self.write_bytes_per_block,
             self.write_syscalls_per_block
         )?;
-        writeln!(f, "CPU             user {:.2} s, sys {:.2} s", self.cpu_user_seconds, self.cpu_sys_seconds)?;
+        writeln!(
+            f,
+            "CPU             user {:.2} s, sys {:.2} s; {:.0} page faults per block",
+            self.cpu_user_seconds, self.cpu_sys_seconds, self.page_faults_per_block
+        )?;
         if !self.gc.is_empty() {
             let pause = self.gc.iter().map(|g| g.writer_pause_ms).fold(0.0, f64::max);
             let secs = self.gc.iter().map(|g| g.seconds).fold(0.0, f64::max);

@@ -77,6 +77,7 @@ pub fn summary_rows(report: &ReplayReport) -> Vec<(&'static str, String)> {
         ),
         ("CPU user / system", format!("{:.2} / {:.2} s", s.cpu_user_seconds, s.cpu_sys_seconds)),
         ("CPU per block", format!("{:.2} ms (process)", s.cpu_ms_per_block)),
+        ("Page faults per block", format!("{:.0} (first touches of memory)", s.page_faults_per_block)),
         ("Appended per value written", format!("{:.1} B", s.appended_bytes_per_write)),
         ("Verified", format!("{} operation results, {} commit hashes", s.checked_results, s.checked_hashes)),
     ]

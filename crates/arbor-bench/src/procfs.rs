@@ -43,22 +43,28 @@ pub fn meminfo_bytes(key: &str) -> Option<u64> {
 /// User and system CPU time of this process, in clock ticks (fields 14 and 15 of
 /// /proc/self/stat).
 pub fn cpu_ticks() -> Option<(u64, u64)> {
+    let [utime, stime] = self_stat_fields([14, 15])?;
+    Some((utime, stime))
+}
+
+/// Numeric fields of /proc/self/stat, by number (counted from 1, as proc(5) does; at least
+/// 3), read at once.
+fn self_stat_fields<const N: usize>(numbers: [usize; N]) -> Option<[u64; N]> {
     let text = read("/proc/self/stat")?;
     // The command name (field 2) may hold spaces; the fields after it start past its ')'.
-    let rest = text.rsplit_once(')')?.1;
-    let mut fields = rest.split_whitespace();
-    // `rest` starts at field 3, so utime (14) and stime (15) are its 12th and 13th.
-    let utime = fields.nth(11)?.parse().ok()?;
-    let stime = fields.next()?.parse().ok()?;
-    Some((utime, stime))
+    let fields: Vec<&str> = text.rsplit_once(')')?.1.split_whitespace().collect();
+    let mut out = [0; N];
+    for (o, n) in out.iter_mut().zip(numbers) {
+        *o = fields.get(n.checked_sub(3)?)?.parse().ok()?;
+    }
+    Some(out)
 }
 
 /// Minor page faults of this process so far: pages it touched for the first time, which
 /// the kernel had to map (and zero) then (field 10 of /proc/self/stat).
 pub fn minor_faults() -> Option<u64> {
-    let text = read("/proc/self/stat")?;
-    // As in `cpu_ticks`: the fields after the command name start at field 3.
-    text.rsplit_once(')')?.1.split_whitespace().nth(7)?.parse().ok()
+    let [minflt] = self_stat_fields([10])?;
+    Some(minflt)
 }
 
 /// Resident pages of this process (the second field of /proc/self/statm).

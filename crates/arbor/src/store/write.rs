@@ -177,38 +177,38 @@ impl Persister<'_> {
     }
 
     fn child<'p>(&mut self, ptr: &'p Ptr) -> Result<Written<'p>> {
+        if let Some(bytes) = ptr.value_bytes().filter(|b| b.len() <= self.inline_max) {
+            self.stats.inlined += 1;
+            return Ok(Written::Inline(bytes));
+        }
         match ptr {
             Ptr::Value(v) => {
-                if v.bytes.len() <= self.inline_max {
-                    self.stats.inlined += 1;
-                    return Ok(Written::Inline(&v.bytes));
-                }
                 let offset = match self.mine(v.written())? {
                     Some(o) => o,
                     None => {
-                        let o = self.w.append(kind::CONTENTS, &v.bytes)?;
-                        self.stats.objects += 1;
+                        let o = self.contents(&v.bytes)?;
                         v.set_written(self.at(o, o, 0));
                         o
                     }
                 };
                 Ok(Written::At { offset, hash: *v.hash(), kind: ChildKind::Contents })
             }
+            // Only with `inline_max` below `SMALL_MAX` (not the default): a small value has
+            // no place to remember its record in, and is written again with each version of
+            // its parent.
             Ptr::Small(v) => {
-                if v.bytes().len() <= self.inline_max {
-                    self.stats.inlined += 1;
-                    return Ok(Written::Inline(v.bytes()));
-                }
-                // Only with `inline_max` below `SMALL_MAX` (not the default): a small value
-                // has no place to remember its record in, and is written again with each
-                // version of its parent.
-                let offset = self.w.append(kind::CONTENTS, v.bytes())?;
-                self.stats.objects += 1;
-                Ok(Written::At { offset, hash: *v.hash(), kind: ChildKind::Contents })
+                Ok(Written::At { offset: self.contents(v.bytes())?, hash: *v.hash(), kind: ChildKind::Contents })
             }
             Ptr::Dir(d) => Ok(Written::At { offset: self.dir(d)?, hash: *d.hash(), kind: ChildKind::Node }),
             Ptr::Disk(d) => Ok(Written::At { offset: self.kept(d.offset)?, hash: d.hash, kind: d.kind }),
         }
+    }
+
+    /// Appends a CONTENTS record of `bytes` and returns its offset.
+    fn contents(&mut self, bytes: &[u8]) -> Result<u64> {
+        let offset = self.w.append(kind::CONTENTS, bytes)?;
+        self.stats.objects += 1;
+        Ok(offset)
     }
 
     /// Writes `d` (if not yet in this store) and returns its offset.

@@ -2,7 +2,8 @@
 //! each step kept beside them for searching.
 //!
 //! A binding is 112 bytes (a step stored inline up to 46 bytes, and a child pointer that
-//! carries a 32-byte hash, or a small value and its hash), so a binary search over them reads a cache line or two per probe,
+//! carries a 32-byte hash, or a small value and its hash), so a binary search over them
+//! reads a cache line or two per probe,
 //! and a lookup in a node the block has not touched yet waits for five or six misses. The
 //! keys (`ops::prefix_key` of each step: big-endian, zero-padded, ordered as the steps are
 //! wherever they differ) are 8 bytes each, side by side: the probes read them, and only a key

@@ -153,8 +153,10 @@ impl Tree {
     pub fn find<S: AsRef<[u8]>>(&self, path: &[S]) -> Result<Option<Vec<u8>>> {
         check_path(path)?;
         self.ctx.lookup(&self.root, path, |p| match p {
-            Some(p) if p.value_bytes().is_some() => Ok(p.value_bytes().map(<[u8]>::to_vec)),
-            Some(p) => Ok(self.ctx.value_of(p)?.map(|v| v.bytes.to_vec())),
+            Some(p) => match p.value_bytes() {
+                Some(bytes) => Ok(Some(bytes.to_vec())),
+                None => Ok(self.ctx.value_of(p)?.map(|v| v.bytes.to_vec())),
+            },
             None => Ok(None),
         })
     }

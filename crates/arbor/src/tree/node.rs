@@ -195,9 +195,9 @@ pub(crate) const SMALL_MAX: usize = 15;
 /// allocation of its own. Most Tezos values are under 8 bytes: as a [`Value`] each was a
 /// 112-byte allocation beside its binding (104 bytes then, 112 with this in its place), to
 /// allocate when a node is read, to follow when the node is hashed or the value read, and
-/// to free. A small value never has
-/// a record of its own (they are inlined in their parent's record; `Config::inline_max` is
-/// at least [`SMALL_MAX`] by default, see `store::write` otherwise).
+/// to free. A small value never has a record of its own: it is inlined in its parent's
+/// record (`Config::inline_max` is at least [`SMALL_MAX`] by default; see `store::write`
+/// otherwise).
 #[derive(Debug, Clone)]
 pub(crate) struct Small {
     hash: OnceLock<Hash>,
@@ -208,8 +208,9 @@ pub(crate) struct Small {
 impl Small {
     /// The value `bytes`, if short enough.
     pub fn new(bytes: &[u8]) -> Option<Small> {
-        let mut small = Small { hash: OnceLock::new(), len: u8::try_from(bytes.len()).ok()?, bytes: [0; SMALL_MAX] };
+        let mut small = Small { hash: OnceLock::new(), len: 0, bytes: [0; SMALL_MAX] };
         small.bytes.get_mut(..bytes.len())?.copy_from_slice(bytes);
+        small.len = bytes.len() as u8; // At most SMALL_MAX: the slice above exists.
         Some(small)
     }
 

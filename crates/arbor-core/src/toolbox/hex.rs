@@ -15,9 +15,20 @@ pub fn byte_digits(b: u8) -> [u8; 2] {
 
 /// Appends the lower-case hex digits of `bytes` to `out`, as bytes.
 pub fn encode_into(bytes: &[u8], out: &mut Vec<u8>) {
-    out.reserve(2 * bytes.len());
-    for &b in bytes {
-        out.extend_from_slice(&byte_digits(b));
+    let start = out.len();
+    out.resize(start + 2 * bytes.len(), 0);
+    encode_to_slice(bytes, &mut out[start..]);
+}
+
+/// Writes the lower-case hex digits of `bytes` to the first `2 * bytes.len()` bytes of
+/// `out`, a pair at a time (no growth check per digit, as pushing them one by one has).
+///
+/// # Panics
+///
+/// If `out` is shorter than `2 * bytes.len()`.
+pub fn encode_to_slice(bytes: &[u8], out: &mut [u8]) {
+    for (pair, &b) in out[..2 * bytes.len()].chunks_exact_mut(2).zip(bytes) {
+        pair.copy_from_slice(&byte_digits(b));
     }
 }
 
@@ -132,6 +143,10 @@ mod tests {
         let mut v = b"x".to_vec();
         encode_into(&[0xab], &mut v);
         assert_eq!(v, b"xab");
+        // Into a longer slice: only the first two digits per byte are written.
+        let mut slice = *b"......";
+        encode_to_slice(&[0x01, 0xfe], &mut slice);
+        assert_eq!(&slice, b"01fe..");
         assert_eq!(decode(b"00ff7A"), Ok(vec![0, 255, 0x7a]));
         assert_eq!(decode(b""), Ok(vec![]));
         assert_eq!(decode(b"abc"), Err(HexError::OddLength(3)));

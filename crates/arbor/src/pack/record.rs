@@ -279,10 +279,8 @@ impl<'a> Reader<'a> {
         if h & 1 == 0 {
             return Ok(Step::from_slice(bytes));
         }
-        let mut step = Step::with_capacity(2 * n);
-        for &b in bytes {
-            step.extend_from_slice(&hex::byte_digits(b));
-        }
+        let mut step = Step::from_elem(0, 2 * n);
+        hex::encode_to_slice(bytes, &mut step);
         Ok(step)
     }
 

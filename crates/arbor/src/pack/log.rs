@@ -24,13 +24,8 @@ pub(crate) const CHUNK_MAGIC: &[u8; 8] = b"ARBORPK\x01";
 /// Format version of the log records this build writes and reads (2: delta records; 3: deltas
 /// of deltas).
 pub(crate) const FORMAT_VERSION: u32 = 3;
-/// The fewest bytes a record read asks for first; most records are smaller.
+/// How many bytes a record read asks for first; most records are smaller.
 const FIRST_READ: usize = 512;
-/// A record read asks for the rest of the file page its record starts in when that is more
-/// than [`FIRST_READ`]: copying to the page's end costs the kernel no other page, and a
-/// quarter of the records a 30M-value replay reads (inode leaves of 32 bindings, 1-2 KB) are
-/// longer than 512 bytes and took a second read (read calls per block 1,965 → 1,746).
-const PAGE: u64 = 4096;
 /// Bytes read at a time by sequential scans.
 const SCAN_BLOCK: usize = 1 << 20;
 /// Subdirectory of `pack/` holding the lower layer of an archive store.
@@ -482,8 +477,7 @@ impl Log {
 pub(crate) fn read_frame(file: &dyn File, path: &Path, at: u64, avail: u64) -> Result<RawRecord> {
     let avail = usize::try_from(avail).unwrap_or(usize::MAX);
     let corrupt = |kind| Error::Corrupt { file: path.to_path_buf(), offset: at, kind };
-    let to_page_end = usize::try_from(PAGE - at % PAGE).unwrap_or(FIRST_READ);
-    let mut buf = vec![0u8; to_page_end.max(FIRST_READ).min(avail)];
+    let mut buf = vec![0u8; FIRST_READ.min(avail)];
     file.read_exact_at(&mut buf, at).map_err(io_err("reading", path))?;
     let frame = match parse_frame(&buf) {
         Ok(f) => f,

@@ -171,7 +171,7 @@ impl Loader {
         let full = base_at.full;
         let at = Persisted { store: self.uid, offset, full, seq: 0, level: base_at.level + 1 };
         if base_at.level == 0 {
-            return (at, Lineage { base: Some(self.persisted(full)), steps, slots, mid: None });
+            return (at, Lineage::of_delta(self.persisted(full), steps, slots));
         }
         // As the writer's lineage of this version: the level-1 delta's, its changes marked.
         let mut lineage = base_lineage.derive(Some(base_at));

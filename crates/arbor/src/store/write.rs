@@ -233,12 +233,11 @@ impl Persister<'_> {
         entries: &Bindings,
         lineage: &Lineage,
     ) -> Result<Persisted> {
-        let mid_steps = lineage.mid.as_ref().map_or(&[][..], |m| &m.steps[..]);
-        let (against, changes) = match self.plan(lineage, lineage.steps.len(), mid_steps.len(), entries.len()) {
+        let mid_changed = if lineage.mid.is_some() { lineage.changed_steps(true).count() } else { 0 };
+        let (against, changes) = match self.plan(lineage, lineage.steps_changed(), mid_changed, entries.len()) {
             Plan::Same(at) => return Ok(at),
-            Plan::Delta(against) if against.level == 1 => (Some(against), mid_steps),
-            Plan::Delta(against) => (Some(against), &lineage.steps[..]),
-            Plan::Full => (None, &[][..]),
+            Plan::Delta(against) => (Some(against), lineage.changed_steps(against.level == 1)),
+            Plan::Full => (None, lineage.changed_steps(false)),
         };
         // Children first: all of them for a full record, the changed ones for a delta (the
         // others are its base's, written already).
@@ -248,7 +247,7 @@ impl Persister<'_> {
                 entries.iter().map(|(_, p)| self.child(p).map(Some)).collect::<Result<_>>()?
             }
             Some(_) => changes
-                .iter()
+                .clone()
                 .map(|s| entries.search(s).ok().map(|i| self.child(&entries[i].1)).transpose())
                 .collect::<Result<_>>()?,
         };
@@ -270,8 +269,8 @@ impl Persister<'_> {
             Some(b) => {
                 leb128::write_u64(body, at - b.offset);
                 leb128::write_u64(body, entries.len() as u64);
-                leb128::write_u64(body, changes.len() as u64);
-                for (step, c) in changes.iter().zip(&children) {
+                leb128::write_u64(body, children.len() as u64);
+                for (step, c) in changes.zip(&children) {
                     put_change(body, step, c.as_ref().map(|c| c.as_ref(at)).as_ref());
                 }
                 self.stats.deltas += 1;

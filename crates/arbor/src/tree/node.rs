@@ -44,28 +44,35 @@ impl Persisted {
 pub(crate) struct Lineage {
     /// The full record (FLAT_DIR, INODE_VALUES or INODE_TREE) this node is a version of.
     pub base: Option<Persisted>,
-    /// Steps whose binding differs from the base (directories and Values inodes), sorted.
-    pub steps: Vec<Step>,
+    /// Steps whose binding differs from the base (directories and Values inodes), sorted,
+    /// each with whether it also differs from the mid. One list for both: what changed since
+    /// the mid changed since the base too, and a change is then looked up once, not once in
+    /// each of two lists.
+    steps: Vec<(Step, bool)>,
     /// Slots that differ from the base (Tree inodes), one bit each.
     pub slots: u64,
-    /// A delta of `base` (level 1) this node is also a version of, and what changed since:
-    /// the node may be written as a delta of that delta. Boxed: most nodes have none.
+    /// A delta of `base` (level 1) this node is also a version of: the node may be written
+    /// as a delta of that delta. Boxed: most nodes have none.
     pub mid: Option<Box<Mid>>,
 }
 
-/// A level-1 delta record a node descends from, and the changes since it (a subset of the
-/// changes since the base).
+/// A level-1 delta record a node descends from. The steps changed since it are flagged in
+/// [`Lineage`]'s list.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Mid {
     /// The delta record's offset (same store as the base).
     pub offset: u64,
-    /// Steps changed since that record, sorted.
-    pub steps: Vec<Step>,
-    /// Slots changed since that record.
+    /// Slots changed since that record (a subset of those changed since the base).
     pub slots: u64,
 }
 
 impl Lineage {
+    /// The lineage of a level-1 delta of the full record `base` that changed `steps`
+    /// (sorted) or `slots`.
+    pub(crate) fn of_delta(base: Persisted, steps: Vec<Step>, slots: u64) -> Lineage {
+        Lineage { base: Some(base), steps: steps.into_iter().map(|s| (s, false)).collect(), slots, mid: None }
+    }
+
     /// The lineage a new version of a node starts from, given the record the node was last
     /// written as or read from (None if changed since): a full record is the base; a delta
     /// of it becomes the mid, its changes carried on; a delta of a delta changes nothing.
@@ -88,7 +95,10 @@ impl Lineage {
             Some(p) => {
                 self.base = Some(Persisted::full(p.store, p.full));
                 if p.level == 1 {
-                    self.mid = Some(Box::new(Mid { offset: p.offset, ..Mid::default() }));
+                    self.mid = Some(Box::new(Mid { offset: p.offset, slots: 0 }));
+                    for (_, since_mid) in &mut self.steps {
+                        *since_mid = false;
+                    }
                 }
             }
             None => {}
@@ -97,16 +107,26 @@ impl Lineage {
 
     /// Notes that the binding named `step` changed.
     pub fn mark_step(&mut self, step: &[u8]) {
-        insert_step(&mut self.steps, step);
-        if let Some(m) = &mut self.mid {
-            insert_step(&mut m.steps, step);
+        let since_mid = self.mid.is_some();
+        match find_step(&self.steps, step) {
+            Ok(i) => self.steps[i].1 |= since_mid,
+            Err(i) => self.steps.insert(i, (Step::from_slice(step), since_mid)),
         }
     }
 
     /// Whether the binding named `step` is noted as changed, since the base and since the mid.
     pub fn noted(&self, step: &[u8]) -> bool {
-        let has = |steps: &[Step]| find_step(steps, step).is_ok();
-        has(&self.steps) && self.mid.as_ref().is_none_or(|m| has(&m.steps))
+        find_step(&self.steps, step).is_ok_and(|i| self.mid.is_none() || self.steps[i].1)
+    }
+
+    /// The steps changed since the base, or with `since_mid` since the mid, in order.
+    pub fn changed_steps(&self, since_mid: bool) -> impl Iterator<Item = &Step> + Clone {
+        self.steps.iter().filter(move |(_, m)| !since_mid || *m).map(|(s, _)| s)
+    }
+
+    /// How many steps changed since the base.
+    pub fn steps_changed(&self) -> usize {
+        self.steps.len()
     }
 
     /// Notes that slot `slot` changed.
@@ -119,15 +139,8 @@ impl Lineage {
 }
 
 /// Where `step` is in the sorted `steps`, or where it would go.
-fn find_step(steps: &[Step], step: &[u8]) -> std::result::Result<usize, usize> {
-    steps.binary_search_by(|s| super::ops::compare_steps(s, step))
-}
-
-/// Inserts `step` into the sorted `steps` unless it is there.
-fn insert_step(steps: &mut Vec<Step>, step: &[u8]) {
-    if let Err(i) = find_step(steps, step) {
-        steps.insert(i, Step::from_slice(step));
-    }
+fn find_step(steps: &[(Step, bool)], step: &[u8]) -> std::result::Result<usize, usize> {
+    steps.binary_search_by(|(s, _)| super::ops::compare_steps(s, step))
 }
 
 /// The bytes of a value: most Tezos values are under 8 bytes and nearly all under 32, so

@@ -233,8 +233,8 @@ impl Persister<'_> {
         entries: &Bindings,
         lineage: &Lineage,
     ) -> Result<Persisted> {
-        let mid_changed = if lineage.mid.is_some() { lineage.changed_steps(true).count() } else { 0 };
-        let (against, changes) = match self.plan(lineage, lineage.steps_changed(), mid_changed, entries.len()) {
+        let (changed, mid_changed) = lineage.step_changes();
+        let (against, changes) = match self.plan(lineage, changed, mid_changed, entries.len()) {
             Plan::Same(at) => return Ok(at),
             Plan::Delta(against) => (Some(against), lineage.changed_steps(against.level == 1)),
             Plan::Full => (None, lineage.changed_steps(false)),

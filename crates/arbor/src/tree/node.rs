@@ -124,9 +124,10 @@ impl Lineage {
         self.steps.iter().filter(move |(_, m)| !since_mid || *m).map(|(s, _)| s)
     }
 
-    /// How many steps changed since the base.
-    pub fn steps_changed(&self) -> usize {
-        self.steps.len()
+    /// How many steps changed since the base, and since the mid (0 without one).
+    pub fn step_changes(&self) -> (usize, usize) {
+        let since_mid = if self.mid.is_some() { self.changed_steps(true).count() } else { 0 };
+        (self.steps.len(), since_mid)
     }
 
     /// Notes that slot `slot` changed.

@@ -34,7 +34,7 @@ fn build(store: &Store, commits: u64, close: bool) -> History {
     let mut history = History { commits: Vec::new(), heads: BTreeMap::new() };
     for k in 0..300u32 {
         let p = vec![b"inodes".to_vec(), format!("{:08x}", k.wrapping_mul(2_654_435_761)).into_bytes()];
-        let v = if k % 7 == 0 { vec![k as u8; 40] } else { k.to_le_bytes().to_vec() };
+        let v = if k % 7 == 0 { vec![k as u8; 200] } else { k.to_le_bytes().to_vec() };
         tree = tree.add(&p, &v).unwrap();
         common::model_add(&mut model, &p, &v);
     }

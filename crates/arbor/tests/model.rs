@@ -55,15 +55,16 @@ enum Op {
     },
 }
 
-/// Values: empty, tiny, and longer than the 32 bytes that are stored inline.
+/// Values: empty, tiny, inline but not small (16-128 bytes), and longer than the 128 bytes
+/// that are stored inline.
 fn value(i: u8) -> Vec<u8> {
     match i % 6 {
         0 => Vec::new(),
         1 => b"x".to_vec(),
         2 => b"y".to_vec(),
         3 => vec![b'L'; 40],
-        4 => (0..100u8).collect(),
-        _ => vec![b'z'; 33],
+        4 => (0..=255u8).collect(),
+        _ => vec![b'z'; 129],
     }
 }
 

@@ -53,7 +53,7 @@ fn round_trip(from: &Store, commit: &Hash, m: &Model) -> Vec<u8> {
 fn random_model(seed: u64, values: usize) -> Model {
     let mut rng = Rng::new(seed);
     let mut m = Model::new();
-    let sizes = [0usize, 1, 5, 31, 32, 33, 100, 1000, 4096, 70_000];
+    let sizes = [0usize, 1, 5, 31, 32, 33, 100, 128, 129, 1000, 4096, 70_000];
     for i in 0..values {
         let depth = 1 + rng.below(6) as usize;
         let mut p: Vec<Vec<u8>> =
@@ -258,7 +258,7 @@ fn refused(file: &[u8], cfg: InodeConfig) -> SnapshotError {
 fn small_file() -> (Vec<u8>, InodeConfig) {
     let cfg = InodeConfig::SMALL_TEST;
     let store = mem_store(cfg);
-    let mut t = store.empty().add(&["a", "b"], b"hi").unwrap().add(&["c"], &[0x42; 40]).unwrap();
+    let mut t = store.empty().add(&["a", "b"], b"hi").unwrap().add(&["c"], &[0x42; 200]).unwrap();
     for i in 0..6 {
         t.add_mut(&["d", &format!("k{i}")], &[i]).unwrap();
     }
@@ -341,9 +341,9 @@ fn header_errors_are_typed() {
 
     // A store configured for smaller values than the file holds.
     let fs = MemFs::new();
-    let small = Store::open_with("/s", mem_config(&fs).with_inode(cfg).with_max_value_len(39)).unwrap();
+    let small = Store::open_with("/s", mem_config(&fs).with_inode(cfg).with_max_value_len(199)).unwrap();
     let e = snapshot::import(&small, &file[..]).unwrap_err();
-    assert!(matches!(e, Error::ValueTooLarge { len: 40, max: 39 }), "{e}");
+    assert!(matches!(e, Error::ValueTooLarge { len: 200, max: 199 }), "{e}");
     assert!(small.commits().is_empty());
 }
 

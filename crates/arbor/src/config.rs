@@ -49,7 +49,7 @@ pub struct Config {
     /// Values of at most this many bytes are stored inside their parent directory's record
     /// (default 128). A longer value is a record of its own, which a cold read of it reads
     /// separately: with 32, values of 33-128 bytes (15% of a mainnet context's values,
-    /// `workload.md`) were 11% of the records a 300-block replay of 30M values read. 128
+    /// `workload.md`) were 13% of the records a 300-block replay of 30M values read. 128
     /// against 32, alternating replays of 300 blocks on initial states loaded with each
     /// (mean block, read calls per block, bytes appended per value written): 30M values
     /// 20.09 / 19.87 → 19.22 / 19.16 ms, 1,965 → 1,780 reads, 132.9 → 130.5 B; 1M values

@@ -147,7 +147,7 @@ mod tests {
         let store = Store::open_with("/s", Config { fs: Arc::new(fs), ..Config::default() }).unwrap();
         let empty = Ptr::Dir(Arc::new(Dir::empty()));
         let root = Dir::new(DirBody::Flat(crate::tree::Bindings::from_sorted(vec![(Step::from_slice(b"e"), empty)])));
-        let tree = Tree { root: Ptr::Dir(Arc::new(root)), ctx: store.empty().ctx, height: 1 };
+        let tree = Tree::at(Ptr::Dir(Arc::new(root)), store.empty().ctx, 1);
         let commit = store.commit(&tree, &[], 0, "Tezos", "").unwrap();
         let e = export(&store, &commit, Vec::new()).unwrap_err();
         assert!(matches!(e, Error::Snapshot(SnapshotError::EmptyDirectory)), "{e}");

@@ -137,7 +137,7 @@ impl Store {
 
     /// The empty tree, for building a first commit (Tezos `Context.Tree.empty`).
     pub fn empty(&self) -> Tree {
-        Tree { root: Ptr::Dir(Arc::new(crate::tree::Dir::empty())), ctx: self.ctx.clone(), height: 0 }
+        Tree::at(Ptr::Dir(Arc::new(crate::tree::Dir::empty())), self.ctx.clone(), 0)
     }
 
     /// True if `hash` names a commit of this store that can be checked out (Tezos
@@ -191,7 +191,7 @@ impl Store {
         });
         match lent {
             // Bounded as any tree read from a store: the working tree's bound is not kept.
-            Some(root) => Ok(Tree { root, ctx: self.ctx.clone(), height: MAX_HEIGHT }),
+            Some(root) => Ok(Tree::at(root, self.ctx.clone(), MAX_HEIGHT)),
             None => self.stored_tree(hash),
         }
     }
@@ -207,7 +207,7 @@ impl Store {
         })?;
         // No commit holds a tree deeper than the maximum (`Tree::add_tree` refuses to build
         // one, snapshot import to read one); walks over a stored one refuse it all the same.
-        Ok(Tree { root: load::root_ptr(tree_at, c.tree_hash), ctx: self.ctx.clone(), height: MAX_HEIGHT })
+        Ok(Tree::at(load::root_ptr(tree_at, c.tree_hash), self.ctx.clone(), MAX_HEIGHT))
     }
 
     /// A commit's metadata.
@@ -282,11 +282,8 @@ impl Store {
             sh.loader.log.set_end(w.log.pos());
             Ok(offset)
         })?;
-        Ok(Tree {
-            root: Ptr::Disk(crate::tree::DiskPtr { offset, hash: *d.hash(), kind: arbor_core::ChildKind::Node }),
-            ctx: self.ctx.clone(),
-            height: tree.height,
-        })
+        let root = Ptr::Disk(crate::tree::DiskPtr { offset, hash: *d.hash(), kind: arbor_core::ChildKind::Node });
+        Ok(Tree::at(root, self.ctx.clone(), tree.height))
     }
 
     fn write_commit(

@@ -3,6 +3,7 @@
 mod bindings;
 mod evict;
 mod height;
+mod memo;
 mod mutate;
 mod node;
 mod ops;
@@ -61,7 +62,7 @@ pub enum Kind {
 ///
 /// No tree has a path of more than [`MAX_PATH_STEPS`] steps to any of its nodes: every walk
 /// over one then fits on a thread's stack (see [`Tree::add_tree`]).
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct Tree {
     pub(crate) root: Ptr,
     pub(crate) ctx: Arc<Ctx>,
@@ -71,6 +72,16 @@ pub struct Tree {
     /// for a tree read from a store (no tree ever committed is deeper), that less the depth
     /// for a subtree found in one; a removal leaves it as it was.
     pub(crate) height: u32,
+    /// Where the last lookup ended (`memo`); taken with `try_lock`, so that threads reading
+    /// one tree side by side never wait for each other (one of them walks from the root).
+    memo: parking_lot::Mutex<memo::Memo>,
+}
+
+impl Clone for Tree {
+    /// A copy that starts with nothing remembered: copies are mostly made to be changed.
+    fn clone(&self) -> Tree {
+        Tree::at(self.root.clone(), self.ctx.clone(), self.height)
+    }
 }
 
 /// [`MAX_PATH_STEPS`] as a [`Tree::height`].
@@ -81,29 +92,62 @@ fn memory_ctx(cfg: InodeConfig) -> Arc<Ctx> {
 }
 
 impl Tree {
+    /// The tree at `root`, whose nodes load through `ctx`, of height at most `height`.
+    pub(crate) fn at(root: Ptr, ctx: Arc<Ctx>, height: u32) -> Tree {
+        Tree { root, ctx, height, memo: parking_lot::Mutex::default() }
+    }
+
+    /// Calls `f` with the node at the end of `path` (None when nothing is there), starting
+    /// from the directory the last lookup ended in when `path` goes through it.
+    fn lookup<S, R>(&self, path: &[S], f: impl FnOnce(Option<&Ptr>) -> Result<R>) -> Result<R>
+    where
+        S: AsRef<[u8]>,
+    {
+        // A path of one step starts at the root anyway; a tree another thread is reading
+        // right now is walked from the root.
+        let memo = if path.len() >= 2 { self.memo.try_lock() } else { None };
+        let Some(mut memo) = memo else { return self.ctx.lookup(&self.root, path, f) };
+        let (start, skipped) = memo.start(path).unwrap_or((&self.root, 0));
+        // Only a deeper directory than the one remembered is worth remembering instead.
+        if skipped + 1 == path.len() {
+            return self.ctx.lookup(start, &path[skipped..], f);
+        }
+        let mut parent = None;
+        let found = self.ctx.lookup_noting(start, &path[skipped..], &mut parent, f);
+        if let Some(dir) = parent {
+            memo.remember(&path[..path.len() - 1], dir);
+        }
+        found
+    }
+
+    /// The node at the end of `path`.
+    fn find_ptr<S: AsRef<[u8]>>(&self, path: &[S]) -> Result<Option<Ptr>> {
+        self.lookup(path, |p| Ok(p.cloned()))
+    }
+
     /// The empty directory, not tied to any store, with Tezos's inode shape
     /// (Tezos `Context.Tree.empty`).
     pub fn empty() -> Tree {
         static TEZOS: OnceLock<Arc<Ctx>> = OnceLock::new();
         let ctx = TEZOS.get_or_init(|| memory_ctx(InodeConfig::TEZOS)).clone();
-        Tree { root: Ptr::Dir(Arc::new(Dir::empty())), ctx, height: 0 }
+        Tree::at(Ptr::Dir(Arc::new(Dir::empty())), ctx, 0)
     }
 
     /// The empty directory with another inode shape (used to test hashing in small shapes).
     pub fn empty_with(cfg: InodeConfig) -> Tree {
-        Tree { root: Ptr::Dir(Arc::new(Dir::empty())), ctx: memory_ctx(cfg), height: 0 }
+        Tree::at(Ptr::Dir(Arc::new(Dir::empty())), memory_ctx(cfg), 0)
     }
 
     /// A tree that is a single value (Tezos `Context.Tree.of_value`).
     pub fn of_value(&self, value: &[u8]) -> Result<Tree> {
         self.check_value(value)?;
-        Ok(Tree { root: Ptr::value(value), ctx: self.ctx.clone(), height: 0 })
+        Ok(Tree::at(Ptr::value(value), self.ctx.clone(), 0))
     }
 
     /// The subtree `root`, found `depth` steps below this tree's root.
     pub(crate) fn below(&self, root: Ptr, depth: usize) -> Tree {
         let depth = u32::try_from(depth).unwrap_or(u32::MAX);
-        Tree { root, ctx: self.ctx.clone(), height: self.height.saturating_sub(depth) }
+        Tree::at(root, self.ctx.clone(), self.height.saturating_sub(depth))
     }
 
     fn check_value(&self, value: &[u8]) -> Result<()> {
@@ -152,7 +196,7 @@ impl Tree {
     /// The value at `path`, if it holds one (Tezos `Context.find`).
     pub fn find<S: AsRef<[u8]>>(&self, path: &[S]) -> Result<Option<Vec<u8>>> {
         check_path(path)?;
-        self.ctx.lookup(&self.root, path, |p| match p {
+        self.lookup(path, |p| match p {
             Some(p) => match p.value_bytes() {
                 Some(bytes) => Ok(Some(bytes.to_vec())),
                 None => Ok(self.ctx.value_of(p)?.map(|v| v.bytes.to_vec())),
@@ -166,7 +210,7 @@ impl Tree {
     /// changes or is dropped.
     pub fn find_shared<S: AsRef<[u8]>>(&self, path: &[S]) -> Result<Option<SharedValue>> {
         check_path(path)?;
-        self.ctx.lookup(&self.root, path, |p| match p {
+        self.lookup(path, |p| match p {
             Some(Ptr::Value(v)) => Ok(Some(SharedValue(v.clone()))),
             Some(p) => Ok(self.ctx.value_of(p)?.map(SharedValue)),
             None => Ok(None),
@@ -176,19 +220,19 @@ impl Tree {
     /// True if a value is at `path` (Tezos `Context.mem`).
     pub fn mem<S: AsRef<[u8]>>(&self, path: &[S]) -> Result<bool> {
         check_path(path)?;
-        self.ctx.lookup(&self.root, path, |p| Ok(p.is_some_and(|p| p.kind() == ChildKind::Contents)))
+        self.lookup(path, |p| Ok(p.is_some_and(|p| p.kind() == ChildKind::Contents)))
     }
 
     /// True if a value or a directory is at `path` (Tezos `Context.mem_tree`).
     pub fn mem_tree<S: AsRef<[u8]>>(&self, path: &[S]) -> Result<bool> {
         check_path(path)?;
-        self.ctx.lookup(&self.root, path, |p| Ok(p.is_some()))
+        self.lookup(path, |p| Ok(p.is_some()))
     }
 
     /// The subtree at `path` (Tezos `Context.find_tree`).
     pub fn find_tree<S: AsRef<[u8]>>(&self, path: &[S]) -> Result<Option<Tree>> {
         check_path(path)?;
-        Ok(self.ctx.find_ptr(&self.root, path)?.map(|p| self.below(p, path.len())))
+        Ok(self.find_ptr(path)?.map(|p| self.below(p, path.len())))
     }
 
     /// This tree with `value` at `path`, creating directories on the way and replacing
@@ -234,16 +278,22 @@ impl Tree {
     /// Puts `new` at `path`; `height` bounds the steps from the root to any node of `new` and
     /// is at most [`MAX_PATH_STEPS`] (the callers check).
     fn set_mut<S: AsRef<[u8]>>(&mut self, path: &[S], new: Option<Ptr>, height: usize) -> Result<()> {
-        if new.is_none() && !self.ctx.lookup(&self.root, path, |p| Ok(p.is_some()))? {
+        if new.is_none() && !self.lookup(path, |p| Ok(p.is_some()))? {
             // Removing nothing changes nothing (and copies nothing).
             return Ok(());
         }
         debug_assert!(height <= MAX_PATH_STEPS, "the callers check the height");
+        // The memo's reference to a node would make the change copy that node.
+        self.memo.get_mut().forget();
         // Raised before the change, so that it bounds whatever a change that fails part-way
         // leaves.
         self.height = self.height.max(height as u32);
-        if self.ctx.set_mut(&mut self.root, path, new)? == Outcome::Emptied {
+        let mut parent = None;
+        if self.ctx.set_mut(&mut self.root, path, new, &mut parent)? == Outcome::Emptied {
             self.root = Ptr::Dir(Arc::new(Dir::empty()));
+        } else if let (Some(dir), 2..) = (parent, path.len()) {
+            // A transaction's next read is most often of the same account.
+            self.memo.get_mut().remember(&path[..path.len() - 1], dir);
         }
         Ok(())
     }
@@ -285,7 +335,7 @@ impl Tree {
     /// (Tezos `Context.length`).
     pub fn length<S: AsRef<[u8]>>(&self, path: &[S]) -> Result<u64> {
         check_path(path)?;
-        self.ctx.lookup(&self.root, path, |p| match p {
+        self.lookup(path, |p| match p {
             Some(Ptr::Dir(d)) => Ok(d.len()),
             Some(p) => Ok(self.ctx.dir_of(p)?.map_or(0, |d| d.len())),
             None => Ok(0),
@@ -304,7 +354,7 @@ impl Tree {
         length: Option<usize>,
     ) -> Result<Vec<(Step, Tree)>> {
         check_path(path)?;
-        let Some(p) = self.ctx.find_ptr(&self.root, path)? else { return Ok(Vec::new()) };
+        let Some(p) = self.find_ptr(path)? else { return Ok(Vec::new()) };
         let Some(dir) = self.ctx.dir_of(&p)? else { return Ok(Vec::new()) };
         let mut skip = offset.unwrap_or(0);
         let limit = length.unwrap_or(usize::MAX);

@@ -41,7 +41,15 @@ impl Ctx {
 
     /// Sets (or, with None, removes) the subtree at `path` below `node`. Directories left
     /// empty are removed, as in Tezos; contents in the way of a directory are replaced.
-    pub fn set_mut<S: AsRef<[u8]>>(&self, node: &mut Ptr, path: &[S], new: Option<Ptr>) -> Result<Outcome> {
+    /// `parent` is set to the directory holding the path's last step once it is changed
+    /// (and still holds bindings).
+    pub fn set_mut<S: AsRef<[u8]>>(
+        &self,
+        node: &mut Ptr,
+        path: &[S],
+        new: Option<Ptr>,
+        parent: &mut Option<Ptr>,
+    ) -> Result<Outcome> {
         let Some((first, rest)) = path.split_first() else {
             return Ok(match new {
                 None => Outcome::Emptied,
@@ -74,7 +82,7 @@ impl Ctx {
         let mut fresh = true;
         let outcome = match &mut dir.body {
             DirBody::Flat(entries) => {
-                let o = self.set_in_entries(entries, &mut dir.lineage, step, rest, new, &mut fresh)?;
+                let o = self.set_in_entries(entries, &mut dir.lineage, step, rest, new, &mut fresh, parent)?;
                 if entries.len() > self.cfg.stable_hash as usize {
                     let all = std::mem::take(entries);
                     dir.body = DirBody::Large(Arc::new(self.build_inode(0, all.into_entries())));
@@ -84,7 +92,7 @@ impl Ctx {
             }
             DirBody::Large(root) => {
                 let r = self.own(root, Inode::persisted);
-                let o = self.set_in_inode(r, step, rest, new, &mut fresh)?;
+                let o = self.set_in_inode(r, step, rest, new, &mut fresh, parent)?;
                 if r.count <= u64::from(self.cfg.stable_hash) {
                     let mut all = Vec::with_capacity(r.count as usize);
                     self.collect(r, &mut all)?;
@@ -100,11 +108,15 @@ impl Ctx {
             // One binding more: the step is new; as many or one fewer: the directory had it.
             dir.note_update(step, dir.len() <= before);
         }
-        Ok(match outcome {
+        let outcome = match outcome {
             Outcome::Unchanged => Outcome::Unchanged,
             _ if dir.len() == 0 => Outcome::Emptied,
             _ => Outcome::Changed,
-        })
+        };
+        if rest.is_empty() && outcome == Outcome::Changed {
+            *parent = Some(node.clone());
+        }
+        Ok(outcome)
     }
 
     /// Applies the change to a sorted binding list; the binding named `step` is added,
@@ -117,6 +129,10 @@ impl Ctx {
     /// (a written node's children are all written, so the change went through this node),
     /// and is not looked up in the lineage again: a block changes the directories on the way
     /// to its hot values hundreds of times.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the binding list and the lineage are borrowed apart from the node holding both"
+    )]
     fn set_in_entries<S: AsRef<[u8]>>(
         &self,
         entries: &mut Bindings,
@@ -125,6 +141,7 @@ impl Ctx {
         rest: &[S],
         new: Option<Ptr>,
         fresh: &mut bool,
+        parent: &mut Option<Ptr>,
     ) -> Result<Outcome> {
         match entries.search(step) {
             Ok(i) => {
@@ -135,7 +152,7 @@ impl Ctx {
                     lineage.mark_step(step);
                 }
                 *fresh = may_be_first_change(&entries[i].1);
-                let o = self.set_mut(entries.child_mut(i), rest, new)?;
+                let o = self.set_mut(entries.child_mut(i), rest, new, parent)?;
                 if o == Outcome::Emptied {
                     entries.remove(i);
                     return Ok(Outcome::Changed);
@@ -146,7 +163,7 @@ impl Ctx {
             Err(i) => {
                 lineage.mark_step(step);
                 let mut child = Ptr::Dir(Arc::new(Dir::empty()));
-                match self.set_mut(&mut child, rest, new)? {
+                match self.set_mut(&mut child, rest, new, parent)? {
                     Outcome::Changed => {
                         entries.insert(i, (Step::from_slice(step), child));
                         Ok(Outcome::Changed)
@@ -166,12 +183,13 @@ impl Ctx {
         rest: &[S],
         new: Option<Ptr>,
         fresh: &mut bool,
+        parent: &mut Option<Ptr>,
     ) -> Result<Outcome> {
         node.reset();
         let depth = node.depth;
         match &mut node.body {
             InodeBody::Values(entries) => {
-                let o = self.set_in_entries(entries, &mut node.lineage, step, rest, new, fresh)?;
+                let o = self.set_in_entries(entries, &mut node.lineage, step, rest, new, fresh, parent)?;
                 node.count = entries.len() as u64;
                 if entries.len() > self.cfg.entries as usize {
                     let all = std::mem::take(entries);
@@ -199,7 +217,7 @@ impl Ctx {
                 node.lineage.mark_slot(i);
                 let before = child.count;
                 let c = self.own(&mut child, Inode::persisted);
-                let o = match self.set_in_inode(c, step, rest, new, fresh) {
+                let o = match self.set_in_inode(c, step, rest, new, fresh, parent) {
                     Ok(o) => o,
                     Err(e) => {
                         slots[i] = if before == 0 { IPtr::Empty } else { IPtr::Mem(child) };

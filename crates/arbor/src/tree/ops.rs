@@ -129,11 +129,6 @@ impl Ctx {
         Ok(true)
     }
 
-    /// The node at the end of `path` starting from `root`.
-    pub fn find_ptr<S: AsRef<[u8]>>(&self, root: &Ptr, path: &[S]) -> Result<Option<Ptr>> {
-        self.lookup(root, path, |p| Ok(p.cloned()))
-    }
-
     /// Calls `f` with the node at the end of `path` below `root` (None when nothing is there).
     ///
     /// Nodes in memory are walked by reference: a read of the working tree takes no reference
@@ -143,10 +138,31 @@ impl Ctx {
     where
         S: AsRef<[u8]>,
     {
-        self.walk(At::Ptr(root), path, f)
+        self.walk(At::Ptr(root), path, None, f)
     }
 
-    fn walk<S, R>(&self, start: At<'_>, path: &[S], f: impl FnOnce(Option<&Ptr>) -> Result<R>) -> Result<R>
+    /// As [`Ctx::lookup`], and sets `parent` to the directory holding the path's last step
+    /// when the walk gets there (a path of at least one step).
+    pub fn lookup_noting<S, R>(
+        &self,
+        root: &Ptr,
+        path: &[S],
+        parent: &mut Option<Ptr>,
+        f: impl FnOnce(Option<&Ptr>) -> Result<R>,
+    ) -> Result<R>
+    where
+        S: AsRef<[u8]>,
+    {
+        self.walk(At::Ptr(root), path, Some(parent), f)
+    }
+
+    fn walk<S, R>(
+        &self,
+        start: At<'_>,
+        path: &[S],
+        mut parent: Option<&mut Option<Ptr>>,
+        f: impl FnOnce(Option<&Ptr>) -> Result<R>,
+    ) -> Result<R>
     where
         S: AsRef<[u8]>,
     {
@@ -155,21 +171,28 @@ impl Ctx {
         loop {
             let node = match at {
                 At::Ptr(p) if i == path.len() => return f(Some(p)),
-                At::Ptr(Ptr::Dir(d)) => match &d.body {
-                    DirBody::Flat(entries) => match entries.search(path[i].as_ref()) {
-                        Ok(j) => {
-                            at = At::Ptr(&entries[j].1);
-                            i += 1;
-                            continue;
+                At::Ptr(dir @ Ptr::Dir(d)) => {
+                    if i + 1 == path.len() {
+                        if let Some(parent) = parent.as_deref_mut() {
+                            *parent = Some(dir.clone());
                         }
-                        Err(_) => return f(None),
-                    },
-                    DirBody::Large(root) => &**root,
-                },
+                    }
+                    match &d.body {
+                        DirBody::Flat(entries) => match entries.search(path[i].as_ref()) {
+                            Ok(j) => {
+                                at = At::Ptr(&entries[j].1);
+                                i += 1;
+                                continue;
+                            }
+                            Err(_) => return f(None),
+                        },
+                        DirBody::Large(root) => &**root,
+                    }
+                }
                 At::Ptr(Ptr::Value(_) | Ptr::Small(_)) => return f(None),
                 At::Ptr(Ptr::Disk(d)) if d.kind == ChildKind::Node => {
                     let loaded = Ptr::Dir(self.source()?.load_dir(d)?);
-                    return self.walk(At::Ptr(&loaded), &path[i..], f);
+                    return self.walk(At::Ptr(&loaded), &path[i..], parent, f);
                 }
                 At::Ptr(Ptr::Disk(_)) => return f(None),
                 At::Inode(node) => node,
@@ -189,7 +212,7 @@ impl Ctx {
                     IPtr::Mem(sub) => at = At::Inode(sub),
                     IPtr::Disk { offset, hash } => {
                         let loaded = self.source()?.load_inode(*offset, hash, node.depth + 1)?;
-                        return self.walk(At::Inode(&loaded), &path[i..], f);
+                        return self.walk(At::Inode(&loaded), &path[i..], parent, f);
                     }
                 },
             }

@@ -64,7 +64,7 @@ impl Tree {
         F: FnMut(&[Step], &Tree) -> Result<bool>,
     {
         check_path(path)?;
-        let Some(start) = self.ctx.find_ptr(&self.root, path)? else { return Ok(()) };
+        let Some(start) = self.find_ptr(path)? else { return Ok(()) };
         let depth = depth.unwrap_or(Depth::Ge(0));
         let mut key = Vec::new();
         self.visit(&start, path.len(), &mut key, depth, order, &mut f)?;

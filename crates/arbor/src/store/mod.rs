@@ -302,7 +302,7 @@ impl Store {
         let started = Instant::now();
         w.seq = w.seq.wrapping_add(1);
         // The changed tree is hashed in parts (`tree::Parts`) by a helper thread and this
-        // one, while this thread writes it children first, each part once it is hashed. A
+        // one, while this thread writes each part once it is hashed, then the rest children first. A
         // tree with fewer than two parts is hashed first, from the root down, its top in
         // parallel (`prehash`), then written.
         let parts = crate::tree::Parts::of(&tree.root);
@@ -316,8 +316,10 @@ impl Store {
             });
             match helper {
                 Some(helper) => {
-                    p.parts = Some(&parts);
-                    let written = crate::tree::hashing_alone(|| p.root(tree));
+                    let written = crate::tree::hashing_alone(|| {
+                        parts.write_each(|part| p.inode_offset(part).map(drop))?;
+                        p.root(tree)
+                    });
                     // Every part is hashed by the time the root is written.
                     (written, helper.join().unwrap_or_else(|_| Instant::now()))
                 }
@@ -568,7 +570,6 @@ impl Shared {
             gc: self.loader.log.gc_view(),
             pending_floor: self.gc.pending_floor(),
             below_floor: Vec::new(),
-            parts: None,
         }
     }
 

@@ -7,7 +7,7 @@ use arbor_core::{ChildKind, Hash};
 use crate::error::Result;
 use crate::pack::log::{GcView, LogWriter};
 use crate::pack::record::{kind, put_change, put_entry, ChildRef};
-use crate::tree::{warm, Bindings, Dir, DirBody, IPtr, Inode, InodeBody, Lineage, Parts, Persisted, Ptr, Tree};
+use crate::tree::{warm, Bindings, Dir, DirBody, IPtr, Inode, InodeBody, Lineage, Persisted, Ptr, Tree};
 use arbor_core::leb128;
 
 /// Counters of one commit's writes, and where its time went.
@@ -106,8 +106,6 @@ pub(crate) struct Persister<'a> {
     pub below_floor: Vec<u64>,
     /// The writer's commit sequence number, stamped on every node written.
     pub seq: u32,
-    /// The parts of the tree being committed that a helper thread hashes beside this one.
-    pub parts: Option<&'a Parts>,
 }
 
 impl Persister<'_> {
@@ -287,7 +285,7 @@ impl Persister<'_> {
     }
 
     /// Writes an inode (if not yet in this store); returns its offset.
-    fn inode_offset(&mut self, i: &Inode) -> Result<u64> {
+    pub fn inode_offset(&mut self, i: &Inode) -> Result<u64> {
         if let Some(o) = self.mine(i.disk.get())? {
             return Ok(o);
         }
@@ -325,20 +323,7 @@ impl Persister<'_> {
                 for (n, s) in slots.iter().enumerate().filter(|(n, _)| listed & (1 << n) != 0) {
                     children.push(match s {
                         IPtr::Empty => None,
-                        IPtr::Mem(sub) => {
-                            if i.depth == 0 {
-                                // A part the helper may be hashing (`tree::Parts`): its hashes
-                                // are taken whole before it is written, so that this thread does
-                                // not hash inside a part beside the helper.
-                                match self.parts {
-                                    Some(parts) => parts.need(sub),
-                                    None => {
-                                        sub.hash();
-                                    }
-                                }
-                            }
-                            Some((self.inode_offset(sub)?, *sub.hash()))
-                        }
+                        IPtr::Mem(sub) => Some((self.inode_offset(sub)?, *sub.hash())),
                         IPtr::Disk { offset, hash } => Some((self.kept(*offset)?, *hash)),
                     });
                     debug_assert!(against.is_some() || children.last().is_some_and(Option::is_some), "slot {n}");

@@ -46,14 +46,17 @@ pub(crate) fn hash_units(root: &Ptr) -> Vec<Arc<Inode>> {
 }
 
 /// A commit's hashing, shared out: a helper thread hashes the parts ([`hash_units`]) from the
-/// first on, while the writer, which needs them in that order, hashes the one it reaches
-/// itself when nobody has started it, and hashes parts from the last one down instead of
-/// waiting when the helper is on it. Each part is claimed by one thread; both threads stay
-/// busy until every part is hashed, and the writer waits only for the one part the helper
-/// is finishing.
+/// first on, while the writer writes each part as soon as it is hashed, in whatever order
+/// they come (parts are apart from each other, and only their parents, written after them,
+/// point at them). With no part ready, the writer hashes the last part nobody has started,
+/// and waits only when the helper holds every part left. Both threads stay busy until every
+/// part is hashed, and the writer writes while the helper hashes.
 ///
 /// Measured against the pool hashing the parts in its own order (the writer then waited for
-/// most of them): 6.9 -> 5.3 ms per commit on the tezos-mainnet bench.
+/// most of them): 6.9 -> 5.3 ms per commit on the tezos-mainnet bench. Against the writer
+/// writing the parts in tree order (stealing parts from the end while it waited for the next
+/// one, so that it hashed as much as the helper and wrote everything besides): see
+/// ARCHITECTURE.md, "Performance today".
 ///
 /// Both threads hash alone ([`hashing_alone`]): neither waits for the pool, so the only waits
 /// are the writer's for a part the helper holds, and the helper waits for nothing.
@@ -91,28 +94,30 @@ impl Parts {
         });
     }
 
-    /// The writer's side, before it writes `node`: returns once `node`'s hash is known. A
-    /// node that is not a part is hashed here (on the calling thread, as everything the
-    /// writer hashes).
-    pub fn need(&self, node: &Arc<Inode>) {
-        if node.cached_hash().is_some() {
-            return;
-        }
-        let Some(k) = self.units.iter().position(|u| Arc::ptr_eq(u, node)) else {
-            node.hash();
-            return;
-        };
-        if !self.claim(k) {
-            // The helper is on it: take parts from the other end meanwhile.
-            for j in (k + 1..self.units.len()).rev() {
-                if node.cached_hash().is_some() {
-                    return;
-                }
-                if self.claim(j) {
-                    self.units[j].hash();
-                }
+    /// The writer's side: calls `write` on every part once it is hashed, the parts the
+    /// helper has finished first; hashes a part itself when none is ready and one is left
+    /// that nobody has started, and otherwise waits for the first part the helper holds.
+    /// Stops at the first error `write` returns.
+    pub fn write_each<E>(&self, mut write: impl FnMut(&Inode) -> Result<(), E>) -> Result<(), E> {
+        let mut written = vec![false; self.units.len()];
+        // Parts before this one are all written.
+        let mut first = 0;
+        while first < self.units.len() {
+            let ready = (first..self.units.len()).find(|&i| !written[i] && self.units[i].cached_hash().is_some());
+            let next = ready.unwrap_or_else(|| {
+                let mine = (first..self.units.len()).rev().find(|&j| !written[j] && self.claim(j));
+                // Without a part of its own to hash, the writer waits for the helper's first
+                // (a second caller of a hash being computed waits for it).
+                let next = mine.unwrap_or(first);
+                self.units[next].hash();
+                next
+            });
+            write(&self.units[next])?;
+            written[next] = true;
+            while written.get(first) == Some(&true) {
+                first += 1;
             }
         }
-        node.hash();
+        Ok(())
     }
 }

@@ -302,9 +302,9 @@ impl Store {
         let started = Instant::now();
         w.seq = w.seq.wrapping_add(1);
         // The changed tree is hashed in parts (`tree::Parts`) by a helper thread and this
-        // one, while this thread writes each part once it is hashed, then the rest children first. A
-        // tree with fewer than two parts is hashed first, from the root down, its top in
-        // parallel (`prehash`), then written.
+        // one, while this thread writes each part once it is hashed, then the rest, children
+        // first. A tree with fewer than two parts is hashed first, from the root down, its top
+        // in parallel (`prehash`), then written.
         let parts = crate::tree::Parts::of(&tree.root);
         let mut p = sh.persister(&mut w.log, w.seq);
         let (written, hashed) = std::thread::scope(|scope| {

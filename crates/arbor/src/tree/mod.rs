@@ -72,7 +72,7 @@ pub struct Tree {
     /// for a tree read from a store (no tree ever committed is deeper), that less the depth
     /// for a subtree found in one; a removal leaves it as it was.
     pub(crate) height: u32,
-    /// Where the last lookup ended (`memo`); taken with `try_lock`, so that threads reading
+    /// Where the last lookup or change ended (`memo`); taken with `try_lock`, so that threads reading
     /// one tree side by side never wait for each other (one of them walks from the root).
     memo: parking_lot::Mutex<memo::Memo>,
 }

@@ -261,12 +261,14 @@ pub fn replay<R: Read + Send>(
     let max_blocks = opts.max_blocks.unwrap_or(u64::MAX);
     // Blocks are decoded on another thread, a few ahead: decoding is the trace's cost, not
     // the store's, and on the replaying thread it would also churn the allocator and caches.
+    // Replayed blocks go back to that thread, which decodes into their buffers.
     std::thread::scope(|scope| -> Result<(), ReplayError> {
         let (tx, rx) = std::sync::mpsc::sync_channel::<Result<PackedBlock, TraceError>>(4);
+        let (spare_tx, spare_rx) = std::sync::mpsc::sync_channel::<PackedBlock>(4);
         scope.spawn(move || {
             let mut n = 0u64;
             while n < max_blocks {
-                let next = match PackedBlock::next(&mut reader) {
+                let next = match PackedBlock::next(&mut reader, spare_rx.try_recv().ok()) {
                     Ok(Some(b)) => Ok(b),
                     Ok(None) => break,
                     Err(e) => Err(e),
@@ -308,6 +310,8 @@ pub fn replay<R: Read + Send>(
             }
             progress(index, &sample);
             samples.push(sample);
+            // (Full when the decoder is ahead: the block is then freed here.)
+            let _ = spare_tx.try_send(block);
         }
         if let Some((handle, run)) = gc.take() {
             let level = samples.last().map_or(0, |s| s.level);

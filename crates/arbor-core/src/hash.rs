@@ -179,7 +179,9 @@ impl Feed {
     }
 
     /// Appends `bytes` to the hashed input.
-    #[inline]
+    // Always inlined: most pieces have a length known where they are put (a hash, a tag),
+    // and the copy is then one or two moves.
+    #[inline(always)]
     pub(crate) fn put(&mut self, bytes: &[u8]) {
         if self.len + bytes.len() > FEED_LEN {
             self.flush();
@@ -188,7 +190,7 @@ impl Feed {
                 return;
             }
         }
-        self.buf[self.len..self.len + bytes.len()].copy_from_slice(bytes);
+        copy_short(&mut self.buf[self.len..self.len + bytes.len()], bytes);
         self.len += bytes.len();
     }
 
@@ -206,6 +208,7 @@ impl Feed {
         self.put(&buf[..len]);
     }
 
+    #[inline(never)]
     fn flush(&mut self) {
         self.state.get_or_insert_with(blake2b_state).update(&self.buf[..self.len]);
         self.len = 0;
@@ -222,6 +225,43 @@ impl Feed {
         }
         self.flush();
         finish(self.state.as_ref().expect("flush made the state"))
+    }
+}
+
+/// `dst.copy_from_slice(src)`, without a call to `memcpy` for a piece of at most 64 bytes.
+///
+/// Nearly every piece of a node's encoding is a step, a length or a hash of a few to 46 bytes,
+/// and a node's hash copies three or four of them per binding: the library call (its
+/// dispatch on the length) cost more than the copy, a tenth of the hashing threads' time. Two
+/// fixed-size copies that overlap in the middle cover every length of a range, as `memcpy`
+/// does inside.
+#[inline(always)]
+fn copy_short(dst: &mut [u8], src: &[u8]) {
+    let n = src.len();
+    match n {
+        0 => {}
+        1..=3 => {
+            dst[0] = src[0];
+            dst[n / 2] = src[n / 2];
+            dst[n - 1] = src[n - 1];
+        }
+        4..=7 => {
+            dst[..4].copy_from_slice(&src[..4]);
+            dst[n - 4..].copy_from_slice(&src[n - 4..]);
+        }
+        8..=16 => {
+            dst[..8].copy_from_slice(&src[..8]);
+            dst[n - 8..].copy_from_slice(&src[n - 8..]);
+        }
+        17..=32 => {
+            dst[..16].copy_from_slice(&src[..16]);
+            dst[n - 16..].copy_from_slice(&src[n - 16..]);
+        }
+        33..=64 => {
+            dst[..32].copy_from_slice(&src[..32]);
+            dst[n - 32..].copy_from_slice(&src[n - 32..]);
+        }
+        _ => dst.copy_from_slice(src),
     }
 }
 
@@ -253,6 +293,17 @@ mod tests {
                 all.extend_from_slice(&piece);
             }
             assert_eq!(feed.finish(), blake2b_256(&[&all]), "pieces {sizes:?}");
+        }
+    }
+
+    #[test]
+    fn short_copies_copy_every_length() {
+        let src: Vec<u8> = (1..=100u8).collect();
+        for n in 0..=src.len() {
+            let mut dst = [0u8; 100];
+            copy_short(&mut dst[..n], &src[..n]);
+            assert_eq!(&dst[..n], &src[..n], "length {n}");
+            assert!(dst[n..].iter().all(|&b| b == 0), "length {n} wrote past its end");
         }
     }
 

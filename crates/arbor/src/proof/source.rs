@@ -26,7 +26,7 @@ fn internal(what: &str) -> Error {
 impl EngineSource<'_> {
     fn load(&self, slot: &IPtr, depth: u32) -> Result<Arc<Inode>> {
         match slot {
-            IPtr::Mem(i) => Ok(i.clone()),
+            IPtr::Mem(i) => Ok(i.node().clone()),
             IPtr::Disk { offset, hash } => self.ctx.load_inode(*offset, hash, depth),
             IPtr::Empty => Err(internal("empty inode slot")),
         }
@@ -55,7 +55,7 @@ impl ProofSource for EngineSource<'_> {
         let d = self.ctx.dir_of(node)?.ok_or_else(|| internal("directory expected"))?;
         Ok(match &d.body {
             DirBody::Flat(e) => SourceDir::Flat(entries(e)),
-            DirBody::Large(root) => SourceDir::Large(IPtr::Mem(root.clone())),
+            DirBody::Large(root) => SourceDir::Large(IPtr::mem(root.clone())),
         })
     }
 

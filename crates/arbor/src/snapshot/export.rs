@@ -145,9 +145,9 @@ mod tests {
     fn an_empty_directory_below_the_root_is_refused() {
         let fs = crate::io::MemFs::new();
         let store = Store::open_with("/s", Config { fs: Arc::new(fs), ..Config::default() }).unwrap();
-        let empty = Ptr::Dir(Arc::new(Dir::empty()));
+        let empty = Ptr::dir(Arc::new(Dir::empty()));
         let root = Dir::new(DirBody::Flat(crate::tree::Bindings::from_sorted(vec![(Step::from_slice(b"e"), empty)])));
-        let tree = Tree::at(Ptr::Dir(Arc::new(root)), store.empty().ctx, 1);
+        let tree = Tree::at(Ptr::dir(Arc::new(root)), store.empty().ctx, 1);
         let commit = store.commit(&tree, &[], 0, "Tezos", "").unwrap();
         let e = export(&store, &commit, Vec::new()).unwrap_err();
         assert!(matches!(e, Error::Snapshot(SnapshotError::EmptyDirectory)), "{e}");

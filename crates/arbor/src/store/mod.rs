@@ -137,7 +137,7 @@ impl Store {
 
     /// The empty tree, for building a first commit (Tezos `Context.Tree.empty`).
     pub fn empty(&self) -> Tree {
-        Tree::at(Ptr::Dir(Arc::new(crate::tree::Dir::empty())), self.ctx.clone(), 0)
+        Tree::at(Ptr::dir(Arc::new(crate::tree::Dir::empty())), self.ctx.clone(), 0)
     }
 
     /// True if `hash` names a commit of this store that can be checked out (Tezos

@@ -45,7 +45,7 @@ impl Share {
 pub(crate) fn evict(root: &mut Ptr, keep_from: u32, share: Share, source: &dyn Source) -> u64 {
     let walk = Walk { keep_from, share: Some(share), source };
     match root {
-        Ptr::Dir(d) => Arc::get_mut(d).map_or(0, |d| walk.in_dir(d)),
+        Ptr::Dir(d) => Arc::get_mut(d.node_mut_keeping_hash()).map_or(0, |d| walk.in_dir(d)),
         _ => 0,
     }
 }
@@ -106,12 +106,12 @@ impl Walk<'_> {
                         continue;
                     }
                     // Below a node only what it holds uniquely can be let go of.
-                    let inside = Arc::get_mut(sub).map(|s| below.in_inode(s));
+                    let inside = Arc::get_mut(sub.node_mut_keeping_hash()).map(|s| below.in_inode(s));
                     match sub.persisted() {
                         Some(p) if p.seq < self.keep_from && inside == Some(0) => {
                             let hash = *sub.hash();
                             if let IPtr::Mem(sub) = std::mem::replace(slot, IPtr::Disk { offset: p.offset, hash }) {
-                                self.source.adopt(Evicted::Inode(sub));
+                                self.source.adopt(Evicted::Inode(sub.into_node()));
                             }
                         }
                         _ => kept += 1 + inside.unwrap_or(0),
@@ -140,7 +140,7 @@ impl Walk<'_> {
             },
             Ptr::Dir(d) => {
                 let written = d.persisted();
-                let inside = Arc::get_mut(d).map(|d| self.in_dir(d));
+                let inside = Arc::get_mut(d.node_mut_keeping_hash()).map(|d| self.in_dir(d));
                 match written {
                     Some(p) => (p, inside, ChildKind::Node),
                     None => return 1 + inside.unwrap_or(0),
@@ -153,7 +153,7 @@ impl Walk<'_> {
         let hash = *ptr.hash();
         match std::mem::replace(ptr, Ptr::Disk(DiskPtr { offset: written.offset, hash, kind })) {
             Ptr::Value(v) => self.source.adopt(Evicted::Value(v)),
-            Ptr::Dir(d) => self.source.adopt(Evicted::Dir(d)),
+            Ptr::Dir(d) => self.source.adopt(Evicted::Dir(d.into_node())),
             Ptr::Small(_) | Ptr::Disk(_) => {}
         }
         0

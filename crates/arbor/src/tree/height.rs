@@ -49,7 +49,7 @@ fn measure(ctx: &Ctx, ptr: &Ptr, limit: usize, seen: &mut HashMap<Seen, usize>) 
         Ptr::Value(_) | Ptr::Small(_) => return Ok(Some(0)),
         Ptr::Disk(d) if d.kind == ChildKind::Contents => return Ok(Some(0)),
         Ptr::Disk(d) => Seen::Disk(d.offset),
-        Ptr::Dir(d) => Seen::Mem(Arc::as_ptr(d) as usize),
+        Ptr::Dir(d) => Seen::Mem(Arc::as_ptr(d.node()) as usize),
     };
     if let Some(&h) = seen.get(&key) {
         return Ok((h <= limit).then_some(h));

@@ -3,6 +3,7 @@
 mod bindings;
 mod evict;
 mod height;
+mod linked;
 mod memo;
 mod mutate;
 mod node;
@@ -130,12 +131,12 @@ impl Tree {
     pub fn empty() -> Tree {
         static TEZOS: OnceLock<Arc<Ctx>> = OnceLock::new();
         let ctx = TEZOS.get_or_init(|| memory_ctx(InodeConfig::TEZOS)).clone();
-        Tree::at(Ptr::Dir(Arc::new(Dir::empty())), ctx, 0)
+        Tree::at(Ptr::dir(Arc::new(Dir::empty())), ctx, 0)
     }
 
     /// The empty directory with another inode shape (used to test hashing in small shapes).
     pub fn empty_with(cfg: InodeConfig) -> Tree {
-        Tree::at(Ptr::Dir(Arc::new(Dir::empty())), memory_ctx(cfg), 0)
+        Tree::at(Ptr::dir(Arc::new(Dir::empty())), memory_ctx(cfg), 0)
     }
 
     /// A tree that is a single value (Tezos `Context.Tree.of_value`).
@@ -290,7 +291,7 @@ impl Tree {
         self.height = self.height.max(height as u32);
         let mut parent = None;
         if self.ctx.set_mut(&mut self.root, path, new, &mut parent)? == Outcome::Emptied {
-            self.root = Ptr::Dir(Arc::new(Dir::empty()));
+            self.root = Ptr::dir(Arc::new(Dir::empty()));
         } else if let (Some(dir), 2..) = (parent, path.len()) {
             // A transaction's next read is most often of the same account.
             self.memo.get_mut().remember(&path[..path.len() - 1], dir);

@@ -66,15 +66,15 @@ impl Ctx {
         match node {
             Ptr::Dir(_) => {}
             Ptr::Disk(_) => match self.dir_of(node)? {
-                Some(d) => *node = Ptr::Dir(d),
+                Some(d) => *node = Ptr::dir(d),
                 None if new.is_none() => return Ok(Outcome::Unchanged),
-                None => *node = Ptr::Dir(Arc::new(Dir::empty())),
+                None => *node = Ptr::dir(Arc::new(Dir::empty())),
             },
             Ptr::Value(_) | Ptr::Small(_) if new.is_none() => return Ok(Outcome::Unchanged),
-            Ptr::Value(_) | Ptr::Small(_) => *node = Ptr::Dir(Arc::new(Dir::empty())),
+            Ptr::Value(_) | Ptr::Small(_) => *node = Ptr::dir(Arc::new(Dir::empty())),
         }
         let Ptr::Dir(arc) = node else { unreachable!("made a directory above") };
-        let dir = self.own(arc, Dir::persisted);
+        let dir = self.own(arc.node_mut(), Dir::persisted);
         dir.reset();
         let step = first.as_ref();
         let before = dir.len();
@@ -162,7 +162,7 @@ impl Ctx {
             Err(_) if new.is_none() => Ok(Outcome::Unchanged),
             Err(i) => {
                 lineage.mark_step(step);
-                let mut child = Ptr::Dir(Arc::new(Dir::empty()));
+                let mut child = Ptr::dir(Arc::new(Dir::empty()));
                 match self.set_mut(&mut child, rest, new, parent)? {
                     Outcome::Changed => {
                         entries.insert(i, (Step::from_slice(step), child));
@@ -204,7 +204,7 @@ impl Ctx {
                 let mut child = match std::mem::replace(&mut slots[i], IPtr::Empty) {
                     IPtr::Empty if new.is_none() => return Ok(Outcome::Unchanged),
                     IPtr::Empty => Arc::new(Inode::new(depth + 1, 0, InodeBody::Values(Bindings::default()))),
-                    IPtr::Mem(c) => c,
+                    IPtr::Mem(c) => c.into_node(),
                     IPtr::Disk { offset, hash } => match self.load_inode(offset, &hash, depth + 1) {
                         Ok(loaded) => loaded,
                         Err(e) => {
@@ -220,12 +220,12 @@ impl Ctx {
                 let o = match self.set_in_inode(c, step, rest, new, fresh, parent) {
                     Ok(o) => o,
                     Err(e) => {
-                        slots[i] = if before == 0 { IPtr::Empty } else { IPtr::Mem(child) };
+                        slots[i] = if before == 0 { IPtr::Empty } else { IPtr::mem(child) };
                         return Err(e);
                     }
                 };
                 let after = c.count;
-                slots[i] = if after == 0 { IPtr::Empty } else { IPtr::Mem(child) };
+                slots[i] = if after == 0 { IPtr::Empty } else { IPtr::mem(child) };
                 node.count = node.count - before + after;
                 if node.count == 0 {
                     return Ok(Outcome::Emptied);

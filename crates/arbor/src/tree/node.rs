@@ -11,6 +11,7 @@ use std::sync::{Arc, OnceLock};
 use arbor_core::{contents_hash, flat_node_hash, inode_tree_hash, inode_values_hash, ChildKind, Hash};
 
 use super::bindings::Bindings;
+use super::linked::{Hashed, Linked};
 use super::order::Updates;
 use crate::error::Result;
 use crate::path::Step;
@@ -249,7 +250,7 @@ pub(crate) enum Ptr {
     Value(Arc<Value>),
     /// A value of at most [`SMALL_MAX`] bytes, in place.
     Small(Small),
-    Dir(Arc<Dir>),
+    Dir(Linked<Dir>),
     Disk(DiskPtr),
 }
 
@@ -269,6 +270,11 @@ impl Ptr {
             Ptr::Dir(d) => d.hash(),
             Ptr::Disk(d) => &d.hash,
         }
+    }
+
+    /// The directory `node`, in memory.
+    pub fn dir(node: Arc<Dir>) -> Ptr {
+        Ptr::Dir(Linked::new(node))
     }
 
     /// The value `bytes`, in place when it is small.
@@ -373,7 +379,7 @@ impl Dir {
             DirBody::Flat(entries) => {
                 warm(entries);
                 prehash(entries.iter().filter_map(|(_, p)| match p {
-                    Ptr::Dir(d) if d.hash.get().is_none() => Some(Dirty::Dir(d)),
+                    Ptr::Dir(d) if d.cached_hash().is_none() => Some(Dirty::Dir(d)),
                     _ => None,
                 }));
                 flat_node_hash(entries.iter().map(|(s, p)| (&s[..], p.kind(), p.hash())))
@@ -406,6 +412,15 @@ impl Dir {
             DirBody::Flat(_) => self.hash.get(),
             DirBody::Large(i) => self.hash.get().or_else(|| i.hash.get()),
         }
+    }
+}
+
+impl Hashed for Dir {
+    fn hash(&self) -> &Hash {
+        Dir::hash(self)
+    }
+    fn cached_hash(&self) -> Option<&Hash> {
+        Dir::cached_hash(self)
     }
 }
 
@@ -446,11 +461,16 @@ pub(crate) enum InodeBody {
 #[derive(Debug, Clone)]
 pub(crate) enum IPtr {
     Empty,
-    Mem(Arc<Inode>),
+    Mem(Linked<Inode>),
     Disk { offset: u64, hash: Hash },
 }
 
 impl IPtr {
+    /// The inode `node`, in memory.
+    pub fn mem(node: Arc<Inode>) -> IPtr {
+        IPtr::Mem(Linked::new(node))
+    }
+
     pub fn hash(&self) -> Option<&Hash> {
         match self {
             IPtr::Empty => None,
@@ -504,14 +524,14 @@ impl Inode {
             InodeBody::Values(entries) => {
                 warm(entries);
                 children_first(entries.iter().filter_map(|(_, p)| match p {
-                    Ptr::Dir(d) if d.hash.get().is_none() => Some(Dirty::Dir(d)),
+                    Ptr::Dir(d) if d.cached_hash().is_none() => Some(Dirty::Dir(d)),
                     _ => None,
                 }));
                 inode_values_hash(entries.iter().map(|(s, p)| (&s[..], p.kind(), p.hash())))
             }
             InodeBody::Tree(slots) => {
                 let dirty = slots.iter().filter_map(|s| match s {
-                    IPtr::Mem(i) if i.hash.get().is_none() => Some(Dirty::Inode(i)),
+                    IPtr::Mem(i) if i.cached_hash().is_none() => Some(Dirty::Inode(i)),
                     _ => None,
                 });
                 if self.depth <= 1 {
@@ -527,6 +547,15 @@ impl Inode {
     }
 }
 
+impl Hashed for Inode {
+    fn hash(&self) -> &Hash {
+        Inode::hash(self)
+    }
+    fn cached_hash(&self) -> Option<&Hash> {
+        Inode::cached_hash(self)
+    }
+}
+
 /// Reads every child that `entries` point to in memory, before a loop that needs each of
 /// them in turn (hashing a node, encoding its record). These reads do not depend on one
 /// another, so the processor keeps many of their cache misses in flight at once; the loop
@@ -538,7 +567,8 @@ pub(crate) fn warm(entries: &[Entry]) {
     for (_, p) in entries {
         seen ^= match p {
             Ptr::Value(v) => v.bytes.len() ^ usize::from(v.hash.get().is_some()),
-            Ptr::Dir(d) => usize::from(d.hash.get().is_some()),
+            Ptr::Dir(d) if d.hash_copied() => 0,
+            Ptr::Dir(d) => usize::from(d.node().hash.get().is_some()),
             // In the binding already.
             Ptr::Small(_) | Ptr::Disk(_) => 0,
         };
@@ -548,8 +578,8 @@ pub(crate) fn warm(entries: &[Entry]) {
 
 /// A child whose hash is not computed yet.
 enum Dirty<'a> {
-    Dir(&'a Arc<Dir>),
-    Inode(&'a Arc<Inode>),
+    Dir(&'a Linked<Dir>),
+    Inode(&'a Linked<Inode>),
 }
 
 impl Dirty<'_> {

@@ -27,7 +27,7 @@ impl Ctx {
     /// The directory `ptr` points to, or None if it is contents.
     pub fn dir_of(&self, ptr: &Ptr) -> Result<Option<Arc<Dir>>> {
         match ptr {
-            Ptr::Dir(d) => Ok(Some(d.clone())),
+            Ptr::Dir(d) => Ok(Some(d.node().clone())),
             Ptr::Value(_) | Ptr::Small(_) => Ok(None),
             Ptr::Disk(d) if d.kind == ChildKind::Node => Ok(Some(self.source()?.load_dir(d)?)),
             Ptr::Disk(_) => Ok(None),
@@ -54,7 +54,7 @@ impl Ctx {
     fn inode_of(&self, slot: &IPtr, depth: u32) -> Result<Option<Arc<Inode>>> {
         match slot {
             IPtr::Empty => Ok(None),
-            IPtr::Mem(i) => Ok(Some(i.clone())),
+            IPtr::Mem(i) => Ok(Some(i.node().clone())),
             IPtr::Disk { offset, hash } => Ok(Some(self.source()?.load_inode(*offset, hash, depth)?)),
         }
     }
@@ -71,7 +71,7 @@ impl Ctx {
         }
         let slots = buckets
             .into_iter()
-            .map(|b| if b.is_empty() { IPtr::Empty } else { IPtr::Mem(Arc::new(self.build_inode(depth + 1, b))) })
+            .map(|b| if b.is_empty() { IPtr::Empty } else { IPtr::mem(Arc::new(self.build_inode(depth + 1, b))) })
             .collect();
         Inode::new(depth, count, InodeBody::Tree(slots))
     }
@@ -191,7 +191,7 @@ impl Ctx {
                 }
                 At::Ptr(Ptr::Value(_) | Ptr::Small(_)) => return f(None),
                 At::Ptr(Ptr::Disk(d)) if d.kind == ChildKind::Node => {
-                    let loaded = Ptr::Dir(self.source()?.load_dir(d)?);
+                    let loaded = Ptr::dir(self.source()?.load_dir(d)?);
                     return self.walk(At::Ptr(&loaded), &path[i..], parent, f);
                 }
                 At::Ptr(Ptr::Disk(_)) => return f(None),

@@ -113,7 +113,7 @@ pub(super) fn same_child(old: &Ptr, new: &Ptr) -> bool {
             a.kind == Contents && a.hash == *b.hash()
         }
         (Ptr::Dir(a), Ptr::Dir(b)) => {
-            std::sync::Arc::ptr_eq(a, b) || a.cached_hash().is_some_and(|h| Some(h) == b.cached_hash())
+            std::sync::Arc::ptr_eq(a.node(), b.node()) || a.cached_hash().is_some_and(|h| Some(h) == b.cached_hash())
         }
         (Ptr::Disk(a), Ptr::Dir(b)) | (Ptr::Dir(b), Ptr::Disk(a)) => a.kind == Node && b.cached_hash() == Some(&a.hash),
         (Ptr::Disk(a), Ptr::Disk(b)) => a.kind == b.kind && a.hash == b.hash,

@@ -29,8 +29,8 @@ pub(crate) fn hash_units(root: &Ptr) -> Vec<Arc<Inode>> {
                 if let InodeBody::Tree(slots) = &root.body {
                     for slot in slots {
                         if let IPtr::Mem(sub) = slot {
-                            if sub.cached_hash().is_none() && !out.iter().any(|u| Arc::ptr_eq(u, sub)) {
-                                out.push(sub.clone());
+                            if sub.cached_hash().is_none() && !out.iter().any(|u| Arc::ptr_eq(u, sub.node())) {
+                                out.push(sub.node().clone());
                             }
                         }
                     }

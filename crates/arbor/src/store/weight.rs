@@ -117,7 +117,12 @@ mod tests {
     #[test]
     fn a_node_weighs_at_least_its_buffers() {
         let e: Vec<Entry> = (0..10u8)
-            .map(|i| (crate::path::Step::from_slice(&[i]), Ptr::Value(std::sync::Arc::new(Value::new(&[i])))))
+            .map(|i| {
+                (
+                    crate::path::Step::from_slice(&[i]),
+                    Ptr::Value(crate::tree::Linked::new(std::sync::Arc::new(Value::new(&[i])))),
+                )
+            })
             .collect();
         let d = Dir::new(DirBody::Flat(Bindings::from_sorted(e)));
         let DirBody::Flat(e) = &d.body else { unreachable!() };

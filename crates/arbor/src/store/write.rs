@@ -7,7 +7,7 @@ use arbor_core::{ChildKind, Hash};
 use crate::error::Result;
 use crate::pack::log::{GcView, LogWriter};
 use crate::pack::record::{kind, put_change, put_entry, ChildRef};
-use crate::tree::{warm, Bindings, Dir, DirBody, IPtr, Inode, InodeBody, Lineage, Persisted, Ptr, Tree};
+use crate::tree::{warm, Bindings, Dir, DirBody, IPtr, Inode, InodeBody, Lineage, Persisted, Ptr, Reading, Tree};
 use arbor_core::leb128;
 
 /// Counters of one commit's writes, and where its time went.
@@ -241,7 +241,7 @@ impl Persister<'_> {
         // others are its base's, written already).
         let children: Vec<Option<Written<'_>>> = match against {
             None => {
-                warm(entries);
+                warm(entries, Reading::Records);
                 entries.iter().map(|(_, p)| self.child(p).map(Some)).collect::<Result<_>>()?
             }
             Some(_) => changes

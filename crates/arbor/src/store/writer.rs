@@ -88,6 +88,19 @@ impl Writer {
         Ok(started.elapsed())
     }
 
+    /// Syncs what was just flushed (as `EveryCommit` does) on a thread of its own while this
+    /// one runs `beside`, and returns how long this thread then waited for the sync.
+    pub fn sync_beside(&mut self, beside: impl FnOnce()) -> Result<Duration> {
+        self.settle()?;
+        let pending = PendingSync::start(self.log.chunk())?;
+        beside();
+        let started = Instant::now();
+        pending.wait()?;
+        self.last_sync = Instant::now();
+        self.unsynced = false;
+        Ok(started.elapsed())
+    }
+
     /// Syncs the log now, on this thread.
     pub fn sync_now(&mut self) -> Result<()> {
         self.settle()?;

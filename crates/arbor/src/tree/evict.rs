@@ -152,7 +152,7 @@ impl Walk<'_> {
         }
         let hash = *ptr.hash();
         match std::mem::replace(ptr, Ptr::Disk(DiskPtr { offset: written.offset, hash, kind })) {
-            Ptr::Value(v) => self.source.adopt(Evicted::Value(v)),
+            Ptr::Value(v) => self.source.adopt(Evicted::Value(v.into_node())),
             Ptr::Dir(d) => self.source.adopt(Evicted::Dir(d.into_node())),
             Ptr::Small(_) | Ptr::Disk(_) => {}
         }

@@ -26,7 +26,7 @@ pub(crate) trait Hashed {
 }
 
 /// A pointer to a child node in memory, with a copy of the child's hash once known.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub(crate) struct Linked<T> {
     node: Arc<T>,
     /// The child's hash, copied the first time it is read through this pointer.
@@ -84,6 +84,13 @@ impl<T> Linked<T> {
     }
 }
 
+/// Another pointer to the same child, with the copy of its hash if there is one.
+impl<T> Clone for Linked<T> {
+    fn clone(&self) -> Linked<T> {
+        Linked { node: self.node.clone(), known: self.known.clone() }
+    }
+}
+
 impl<T> Deref for Linked<T> {
     type Target = T;
     fn deref(&self) -> &T {
@@ -106,11 +113,14 @@ mod tests {
 
     #[test]
     fn a_changed_child_is_hashed_again_not_taken_from_the_copy() {
-        // A flat directory `a/`, and a large one `big/` (an inode tree, whose slots hold
-        // inodes in memory), each hashed before it changes, through a tree and a clone.
+        // A flat directory `a/`, a large one `big/` (an inode tree, whose slots hold inodes
+        // in memory) and a long value, each hashed before it changes, through a tree and a
+        // clone.
         let mut values: Vec<(Vec<String>, Vec<u8>)> = vec![
             (vec!["a".into(), "b".into()], b"1".to_vec()),
             (vec!["a".into(), "c".into(), "d".into()], b"2".to_vec()),
+            // Longer than a small value: a value node of its own, held through `Linked` too.
+            (vec!["a".into(), "long".into()], vec![7; 40]),
         ];
         for i in 0..600 {
             values.push((vec!["big".into(), format!("k{i}"), "v".into()], vec![i as u8]));
@@ -128,6 +138,7 @@ mod tests {
             (vec!["a", "c", "d"], b"3".to_vec()),
             (vec!["big", "k17", "v"], b"4".to_vec()),
             (vec!["big", "k599", "w"], b"5".to_vec()),
+            (vec!["a", "long"], vec![8; 40]),
         ]
         .into_iter()
         .enumerate()

@@ -18,10 +18,12 @@ use arbor_core::{ChildKind, Hash, InodeConfig};
 
 pub(crate) use bindings::Bindings;
 pub(crate) use evict::{evict, Share};
+#[cfg(test)]
+pub(crate) use linked::Linked;
 use mutate::Outcome;
 pub(crate) use node::{
     hashing_alone, warm, Dir, DirBody, DiskPtr, Entry, Evicted, IPtr, Inode, InodeBody, Lineage, Persisted, Ptr,
-    Source, Value,
+    Reading, Source, Value,
 };
 pub(crate) use ops::Ctx;
 pub(crate) use parts::{hash_units, Parts};
@@ -94,6 +96,12 @@ fn memory_ctx(cfg: InodeConfig) -> Arc<Ctx> {
 
 impl Tree {
     /// The tree at `root`, whose nodes load through `ctx`, of height at most `height`.
+    /// The tree's root, the tree given up: nothing else of it holds a node (the lookup memo
+    /// goes with it), so a root held nowhere else can be changed in place.
+    pub(crate) fn into_root(self) -> Ptr {
+        self.root
+    }
+
     pub(crate) fn at(root: Ptr, ctx: Arc<Ctx>, height: u32) -> Tree {
         Tree { root, ctx, height, memo: parking_lot::Mutex::default() }
     }
@@ -212,7 +220,7 @@ impl Tree {
     pub fn find_shared<S: AsRef<[u8]>>(&self, path: &[S]) -> Result<Option<SharedValue>> {
         check_path(path)?;
         self.lookup(path, |p| match p {
-            Some(Ptr::Value(v)) => Ok(Some(SharedValue(v.clone()))),
+            Some(Ptr::Value(v)) => Ok(Some(SharedValue(v.node().clone()))),
             Some(p) => Ok(self.ctx.value_of(p)?.map(SharedValue)),
             None => Ok(None),
         })

@@ -194,6 +194,15 @@ impl Value {
     }
 }
 
+impl Hashed for Value {
+    fn hash(&self) -> &Hash {
+        Value::hash(self)
+    }
+    fn cached_hash(&self) -> Option<&Hash> {
+        self.hash.get()
+    }
+}
+
 /// A pointer to a not-yet-loaded object in the log.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct DiskPtr {
@@ -247,7 +256,7 @@ impl Small {
 #[derive(Debug, Clone)]
 pub(crate) enum Ptr {
     /// A value longer than [`SMALL_MAX`] bytes.
-    Value(Arc<Value>),
+    Value(Linked<Value>),
     /// A value of at most [`SMALL_MAX`] bytes, in place.
     Small(Small),
     Dir(Linked<Dir>),
@@ -281,7 +290,7 @@ impl Ptr {
     pub fn value(bytes: &[u8]) -> Ptr {
         match Small::new(bytes) {
             Some(small) => Ptr::Small(small),
-            None => Ptr::Value(Arc::new(Value::new(bytes))),
+            None => Ptr::Value(Linked::new(Arc::new(Value::new(bytes)))),
         }
     }
 
@@ -377,7 +386,7 @@ impl Dir {
     pub fn hash(&self) -> &Hash {
         self.hash.get_or_init(|| match &self.body {
             DirBody::Flat(entries) => {
-                warm(entries);
+                warm(entries, Reading::Hashes);
                 prehash(entries.iter().filter_map(|(_, p)| match p {
                     Ptr::Dir(d) if d.cached_hash().is_none() => Some(Dirty::Dir(d)),
                     _ => None,
@@ -522,7 +531,7 @@ impl Inode {
     pub fn hash(&self) -> &Hash {
         self.hash.get_or_init(|| match &self.body {
             InodeBody::Values(entries) => {
-                warm(entries);
+                warm(entries, Reading::Hashes);
                 children_first(entries.iter().filter_map(|(_, p)| match p {
                     Ptr::Dir(d) if d.cached_hash().is_none() => Some(Dirty::Dir(d)),
                     _ => None,
@@ -561,19 +570,30 @@ impl Hashed for Inode {
 /// another, so the processor keeps many of their cache misses in flight at once; the loop
 /// that follows does a child's hashing or encoding between two of them, and without this
 /// waits for each miss alone. A changed node's children are mostly out of the cache: the
-/// working tree is about 1 GB, and a commit reads 40,000 of them.
-pub(crate) fn warm(entries: &[Entry]) {
+/// working tree is about 1 GB, and a commit reads 40,000 of them. A child whose hash is
+/// copied into its binding (`tree::Linked`) is not read for hashing.
+pub(crate) fn warm(entries: &[Entry], reading: Reading) {
     let mut seen = 0usize;
     for (_, p) in entries {
-        seen ^= match p {
-            Ptr::Value(v) => v.bytes.len() ^ usize::from(v.hash.get().is_some()),
-            Ptr::Dir(d) if d.hash_copied() => 0,
-            Ptr::Dir(d) => usize::from(d.node().hash.get().is_some()),
+        seen ^= match (p, reading) {
+            (Ptr::Value(v), Reading::Hashes) if v.hash_copied() => 0,
+            (Ptr::Dir(d), Reading::Hashes) if d.hash_copied() => 0,
+            (Ptr::Value(v), _) => v.bytes.len() ^ usize::from(v.node().cached_hash().is_some()),
+            (Ptr::Dir(d), _) => usize::from(d.node().cached_hash().is_some()) ^ usize::from(d.disk.get().is_some()),
             // In the binding already.
-            Ptr::Small(_) | Ptr::Disk(_) => 0,
+            (Ptr::Small(_) | Ptr::Disk(_), _) => 0,
         };
     }
     std::hint::black_box(seen);
+}
+
+/// What the loop after [`warm`] reads of each child.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Reading {
+    /// Its hash (hashing the node).
+    Hashes,
+    /// Its bytes or its record's offset, and its hash (writing the node's record).
+    Records,
 }
 
 /// A child whose hash is not computed yet.

@@ -38,7 +38,7 @@ impl Ctx {
     /// a [`Value`] of its own).
     pub fn value_of(&self, ptr: &Ptr) -> Result<Option<Arc<Value>>> {
         match ptr {
-            Ptr::Value(v) => Ok(Some(v.clone())),
+            Ptr::Value(v) => Ok(Some(v.node().clone())),
             Ptr::Small(v) => Ok(Some(Arc::new(v.to_value()))),
             Ptr::Dir(_) => Ok(None),
             Ptr::Disk(d) if d.kind == ChildKind::Contents => Ok(Some(self.source()?.load_value(d)?)),

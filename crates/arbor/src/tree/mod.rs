@@ -95,13 +95,13 @@ fn memory_ctx(cfg: InodeConfig) -> Arc<Ctx> {
 }
 
 impl Tree {
-    /// The tree at `root`, whose nodes load through `ctx`, of height at most `height`.
     /// The tree's root, the tree given up: nothing else of it holds a node (the lookup memo
     /// goes with it), so a root held nowhere else can be changed in place.
     pub(crate) fn into_root(self) -> Ptr {
         self.root
     }
 
+    /// The tree at `root`, whose nodes load through `ctx`, of height at most `height`.
     pub(crate) fn at(root: Ptr, ctx: Arc<Ctx>, height: u32) -> Tree {
         Tree { root, ctx, height, memo: parking_lot::Mutex::default() }
     }

@@ -90,15 +90,15 @@ impl Writer {
 
     /// Syncs what was just flushed (as `EveryCommit` does) on a thread of its own while this
     /// one runs `beside`, and returns how long this thread then waited for the sync.
+    /// The sync is settled as a `Pipelined` one is ([`Writer::settle`]), but its wait is this
+    /// commit's, not added to the next one's.
     pub fn sync_beside(&mut self, beside: impl FnOnce()) -> Result<Duration> {
         self.settle()?;
-        let pending = PendingSync::start(self.log.chunk())?;
+        self.pending = Some(PendingSync::start(self.log.chunk())?);
         beside();
-        let started = Instant::now();
-        pending.wait()?;
-        self.last_sync = Instant::now();
-        self.unsynced = false;
-        Ok(started.elapsed())
+        let before = self.waited;
+        self.settle()?;
+        Ok(std::mem::replace(&mut self.waited, before) - before)
     }
 
     /// Syncs the log now, on this thread.

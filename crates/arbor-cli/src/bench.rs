@@ -40,6 +40,10 @@ pub struct ReplayFlags {
     /// number is refused). `--cache-mib` is an older name of this option.
     #[arg(long, alias = "cache-mib", value_name = "SIZE", default_value = "1GiB", value_parser = parse_mem_size)]
     cache_size: u64,
+    /// Commits a written node stays in the writer's working tree after the last one that
+    /// wrote it (`Config::working_commits`; 0 keeps no working tree). Default: the store's.
+    #[arg(long, value_name = "N")]
+    working_commits: Option<u32>,
     /// An earlier run's JSON report (`--json`) to compare with: its series are drawn on every
     /// chart of the HTML report, and the ratios of the key figures are printed and reported.
     #[arg(long, value_name = "OLD.json")]
@@ -259,7 +263,10 @@ fn run_replay(
         }
         None => None,
     };
-    let config = Config::default().with_durability(flags.durability).with_cache_bytes(flags.cache_size);
+    let mut config = Config::default().with_durability(flags.durability).with_cache_bytes(flags.cache_size);
+    if let Some(n) = flags.working_commits {
+        config = config.with_working_commits(n);
+    }
     let store = Store::open_with(store_dir, config)?;
     let bar = progress_bar(total, flags.quiet);
     bar.set_message("loading the initial state");

@@ -39,12 +39,13 @@ pub enum Durability {
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct Config {
-    /// Budget of the decoded-object cache, in bytes (default 1 GiB). Each object is weighed
-    /// at what the allocator holds for it, so the process grows by about this much for
-    /// reading whatever the state size (plus the trees the caller holds and the writer's
-    /// working tree): a 1,000,000-value replay measured max RSS of the budget plus ~105 MiB
-    /// at 64 MiB and 512 MiB. The tezos-mainnet replay of 1,000,000 values runs ~14% slower
-    /// with 512 MiB than with 1 GiB.
+    /// Budget of decoded nodes in memory, in bytes (default 1 GiB): the writer's working
+    /// tree (see [`Config::working_commits`]) and the object cache share it, the cache taking
+    /// what the working tree leaves and never less than a quarter. Each node is weighed at
+    /// what the allocator holds for it, so the process grows by about this much for reading
+    /// whatever the state size (plus the trees the caller holds): 500 blocks of the
+    /// 1,000,000-value replay measured max RSS of 152.8 MiB with a 64 MiB budget. The
+    /// tezos-mainnet replay of 1,000,000 values runs ~14% slower with 512 MiB than with 1 GiB.
     pub cache_bytes: u64,
     /// Values of at most this many bytes are stored inside their parent directory's record
     /// (default 128). A longer value is a record of its own, which a cold read of it reads

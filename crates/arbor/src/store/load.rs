@@ -44,13 +44,16 @@ impl Weighter<u64, Cached> for ByteWeighter {
 /// The object cache, keyed by log offset.
 pub(crate) type ObjectCache = Cache<u64, Cached, ByteWeighter, quick_cache::DefaultHashBuilder, FreeElsewhere>;
 
+/// The smallest capacity a cache is given, whatever the budget.
+pub(crate) const MIN_CACHE_BYTES: u64 = 1 << 16;
+
 /// Creates a cache holding about `bytes` of decoded objects.
 pub(crate) fn new_cache(bytes: u64) -> ObjectCache {
     // The table is sized for this many objects up front; with objects weighed at what they
     // take (`weight`), a cached node averages a few KiB, and a table sized for 512-byte
     // objects took ~9% of the budget unused.
     let items = (bytes / 2048).clamp(64, 1 << 24) as usize;
-    Cache::with(items, bytes.max(1 << 16), ByteWeighter, Default::default(), FreeElsewhere::start())
+    Cache::with(items, bytes.max(MIN_CACHE_BYTES), ByteWeighter, Default::default(), FreeElsewhere::start())
 }
 
 /// Objects the cache evicts waiting for the freeing thread; beyond this many, the evicting
@@ -579,6 +582,9 @@ impl crate::tree::Source for Loader {
     fn superseded(&self, offset: u64) {
         // The tree holds the object too, so that dropping the cache's handle frees nothing.
         drop(self.cache.remove(&offset));
+    }
+    fn weigh(&self, node: crate::tree::Held<'_>) -> u64 {
+        weight::held(node) as u64
     }
 }
 

@@ -1,6 +1,7 @@
 //! The store: commits of trees in an append-only log (Tezos `Context.index` and its
 //! `checkout` / `commit`).
 
+mod budget;
 mod catalog;
 mod check;
 mod commit_options;
@@ -112,6 +113,8 @@ pub(crate) struct Shared {
     control_generation: std::sync::atomic::AtomicU64,
     /// The writer's last committed tree (see [`Config::working_commits`]).
     working: Mutex<Option<Working>>,
+    /// The memory budget the working tree and the object cache share.
+    budget: budget::Budget,
     _lock: Option<Box<dyn LockGuard>>,
 }
 
@@ -217,7 +220,8 @@ impl Store {
         let window = self.shared.config.working_commits.max(1);
         if let Some(source) = &self.ctx.source {
             let share = crate::tree::Share { index: seq % window, count: window };
-            crate::tree::evict(root, seq.saturating_sub(window - 1), share, source.as_ref());
+            let held = crate::tree::evict(root, seq.saturating_sub(window - 1), share, source.as_ref());
+            self.shared.budget.share_held(share, held, &self.shared.loader.cache);
         }
     }
 
@@ -702,31 +706,53 @@ mod tests {
 
     use arbor_core::toolbox::SplitMix64;
 
+    use super::weight;
     use crate::io::MemFs;
-    use crate::tree::{DirBody, IPtr, Inode, InodeBody, Ptr};
+    use crate::tree::{DirBody, Held, IPtr, Inode, InodeBody, Ptr};
     use crate::{Config, Store};
+
+    /// Calls `node` on every directory and inode in memory below `ptr`, `ptr` included, with
+    /// whether the budget weighs it (`Budget::share_held`): below a slot of the first large
+    /// directory's root inode on its path, and not the root inode of a large directory
+    /// (weighed with its directory).
+    fn resident(ptr: &Ptr, below: bool, node: &mut dyn FnMut(Held<'_>, bool)) {
+        fn inode(i: &Inode, below: bool, node: &mut dyn FnMut(Held<'_>, bool)) {
+            node(Held::Inode(i), below && i.depth > 0);
+            let below = below || i.depth == 0;
+            match &i.body {
+                InodeBody::Values(entries) => entries.iter().for_each(|(_, c)| resident(c, below, node)),
+                InodeBody::Tree(slots) => slots.iter().for_each(|s| {
+                    if let IPtr::Mem(sub) = s {
+                        inode(sub, below, node);
+                    }
+                }),
+            }
+        }
+        if let Ptr::Dir(d) = ptr {
+            node(Held::Dir(d), below);
+            match &d.body {
+                DirBody::Flat(entries) => entries.iter().for_each(|(_, c)| resident(c, below, node)),
+                DirBody::Large(root) => inode(root, below, node),
+            }
+        }
+    }
 
     /// Nodes (directories and inodes) in memory below `ptr`, `ptr` included.
     fn in_memory(ptr: &Ptr) -> u64 {
-        fn inode(i: &Inode) -> u64 {
-            1 + match &i.body {
-                InodeBody::Values(entries) => entries.iter().map(|(_, c)| in_memory(c)).sum::<u64>(),
-                InodeBody::Tree(slots) => slots
-                    .iter()
-                    .map(|s| match s {
-                        IPtr::Mem(sub) => inode(sub),
-                        _ => 0,
-                    })
-                    .sum(),
+        let mut n = 0;
+        resident(ptr, false, &mut |_, _| n += 1);
+        n
+    }
+
+    /// What the budget weighs of the working tree `ptr` (`Budget::share_held`).
+    fn working_weight(ptr: &Ptr) -> u64 {
+        let mut w = 0;
+        resident(ptr, false, &mut |node, weighed| {
+            if weighed {
+                w += weight::held(node) as u64;
             }
-        }
-        match ptr {
-            Ptr::Dir(d) => match &d.body {
-                DirBody::Flat(entries) => 1 + entries.iter().map(|(_, c)| in_memory(c)).sum::<u64>(),
-                DirBody::Large(root) => 1 + inode(root),
-            },
-            _ => 0,
-        }
+        });
+        w
     }
 
     /// The working tree holds no more than what the last two windows of commits wrote, though
@@ -776,6 +802,12 @@ mod tests {
             );
             if block > 2 * i64::from(window) {
                 late_peak = late_peak.max(resident);
+                // The budget's weight of the working tree (each share as weighed at its last
+                // eviction) follows what it holds, and the cache has the rest of the budget.
+                let (held, weight) = (store.shared.budget.held(), working_weight(&tree.root));
+                assert!(held <= 2 * weight && weight <= 2 * held, "block {block}: {held} bytes counted, {weight} held");
+                assert_eq!(store.shared.budget.cache_given(), store.shared.budget.cache_part(held));
+                assert!(store.shared.loader.cache.capacity() >= store.shared.budget.cache_given());
             }
             for _ in 0..40 {
                 let n = rng.below(3_000);

@@ -181,9 +181,10 @@ fn open_once(dir: &Path, config: Config) -> Result<Store> {
     // Nodes remember where this instance wrote them; a new instance (after a crash, say)
     // must not trust those offsets, so the id is new at every open.
     let instance = next_instance();
+    let budget = super::budget::Budget::new(config.cache_bytes);
     let loader = Arc::new(Loader {
         log,
-        cache: new_cache(config.cache_bytes),
+        cache: new_cache(budget.cache_part(0)),
         uid: instance,
         inode: control.inode,
         read_only: config.read_only,
@@ -205,6 +206,7 @@ fn open_once(dir: &Path, config: Config) -> Result<Store> {
         control_lock: Mutex::new(()),
         control_generation: std::sync::atomic::AtomicU64::new(control.generation),
         working: Mutex::new(None),
+        budget,
         _lock: lock,
     };
     let store = Store { shared: Arc::new(shared), ctx };

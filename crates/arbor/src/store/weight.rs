@@ -10,7 +10,7 @@
 
 use std::mem::size_of;
 
-use crate::tree::{Bindings, Dir, DirBody, IPtr, Inode, InodeBody, Persisted, Ptr, Value};
+use crate::tree::{Bindings, Dir, DirBody, Held, IPtr, Inode, InodeBody, Persisted, Ptr, Value};
 
 /// An `Arc`'s strong and weak counts, before the value.
 const ARC_COUNTS: usize = 16;
@@ -50,12 +50,17 @@ fn value_alone(v: &Value) -> usize {
 /// shared between two cached versions of a node, it is counted twice (an overestimate
 /// only: the budget stays a bound).
 fn entries(e: &Bindings) -> usize {
+    entries_with(e, value_alone)
+}
+
+/// [`entries`], each value in memory weighed by `value`.
+fn entries_with(e: &Bindings, value: impl Fn(&Value) -> usize) -> usize {
     let inside: usize = e
         .iter()
         .map(|(step, child)| {
             let step = if step.spilled() { allocation(step.capacity()) } else { 0 };
             let child = match child {
-                Ptr::Value(v) => value_alone(v),
+                Ptr::Value(v) => value(v),
                 // In the binding (counted with the buffer), or cached on its own.
                 Ptr::Small(_) | Ptr::Dir(_) | Ptr::Disk(_) => 0,
             };
@@ -68,8 +73,13 @@ fn entries(e: &Bindings) -> usize {
 
 /// An inode and its `Arc` (its sub-inodes are cached on their own).
 fn inode_alone(i: &Inode) -> usize {
+    inode_with(i, value_alone)
+}
+
+/// [`inode_alone`], each value in memory weighed by `value`.
+fn inode_with(i: &Inode, value: impl Fn(&Value) -> usize) -> usize {
     let body = match &i.body {
-        InodeBody::Values(e) => entries(e),
+        InodeBody::Values(e) => entries_with(e, value),
         InodeBody::Tree(s) => allocation(s.capacity() * size_of::<IPtr>()),
     };
     allocation(ARC_COUNTS + size_of::<Inode>()) + body
@@ -87,6 +97,25 @@ pub(super) fn dir(d: &Dir) -> usize {
         DirBody::Large(root) => inode_alone(root),
     };
     with_churn(CACHE_ENTRY + allocation(ARC_COUNTS + size_of::<Dir>()) + body)
+}
+
+/// A node the writer's working tree keeps (`tree::evict`): as the cache would weigh it,
+/// without the cache's entry, and each value in memory as one that fits in its allocation.
+/// The eviction does not read the values of a node that stays (they are most of the
+/// allocations it would read), so their bytes beyond the node's are not counted: a value
+/// longer than 24 bytes and kept in memory is at most 1 in 30 on tezos-mainnet.
+pub(super) fn held(node: Held<'_>) -> usize {
+    let value = |_: &Value| allocation(ARC_COUNTS + size_of::<Value>());
+    with_churn(match node {
+        Held::Dir(d) => {
+            let body = match &d.body {
+                DirBody::Flat(e) => entries_with(e, value),
+                DirBody::Large(root) => inode_with(root, value),
+            };
+            allocation(ARC_COUNTS + size_of::<Dir>()) + body
+        }
+        Held::Inode(i) => inode_with(i, value),
+    })
 }
 
 /// A value held by the cache on its own (a CONTENTS record).

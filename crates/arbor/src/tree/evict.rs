@@ -12,11 +12,12 @@
 //! whole walk every 32 blocks made those blocks 2.5 times as slow as the others, and they
 //! were the replay's 99th percentile).
 
+use std::cell::Cell;
 use std::sync::Arc;
 
 use arbor_core::ChildKind;
 
-use super::node::{Dir, DirBody, DiskPtr, Evicted, IPtr, Inode, InodeBody, Persisted, Ptr, Source};
+use super::node::{Dir, DirBody, DiskPtr, Evicted, Held, IPtr, Inode, InodeBody, Persisted, Ptr, Source};
 
 /// Which part of a tree one eviction visits: share `index` of `count`.
 ///
@@ -40,14 +41,18 @@ impl Share {
 
 /// Evicts, in share `share` of the tree below the directory `root`, every written node last
 /// written before commit `keep_from`. Nodes another tree still shares cannot change in
-/// place: they stay, and so does what they hold. Returns how many nodes stay in memory below
-/// the root (a node of another share that is in memory counts as one, unvisited).
+/// place: they stay, and so does what they hold. Returns what the nodes that stay below the
+/// share's slots take in memory, as `source` weighs them ([`Source::weigh`]); nodes above
+/// the slots (visited by every share) and nodes another tree shares are not counted.
 pub(crate) fn evict(root: &mut Ptr, keep_from: u32, share: Share, source: &dyn Source) -> u64 {
-    let walk = Walk { keep_from, share: Some(share), source };
-    match root {
-        Ptr::Dir(d) => Arc::get_mut(d.node_mut_keeping_hash()).map_or(0, |d| walk.in_dir(d)),
-        _ => 0,
+    let held = Cell::new(0);
+    let walk = Walk { keep_from, share: Some(share), source, held: &held };
+    if let Ptr::Dir(d) = root {
+        if let Some(d) = Arc::get_mut(d.node_mut_keeping_hash()) {
+            walk.in_dir(d);
+        }
     }
+    held.get()
 }
 
 /// One eviction's parameters, as the walk goes down.
@@ -58,6 +63,8 @@ struct Walk<'a> {
     /// (everything below it is visited).
     share: Option<Share>,
     source: &'a dyn Source,
+    /// What the nodes that stay below the share's slots weigh, so far.
+    held: &'a Cell<u64>,
 }
 
 /// Whether a node written at `written` stays in memory (it is too recent to evict, or not
@@ -67,6 +74,13 @@ fn stays(written: Option<Persisted>, keep_from: u32) -> bool {
 }
 
 impl Walk<'_> {
+    /// Counts `node`, which stays, in the share's weight (when below the share's slots).
+    fn hold(self, node: Held<'_>) {
+        if self.share.is_none() {
+            self.held.set(self.held.get() + self.source.weigh(node));
+        }
+    }
+
     /// Evicts below a directory; returns the nodes that stay in memory below it.
     fn in_dir(self, d: &mut Dir) -> u64 {
         if d.persisted().is_some() {
@@ -114,7 +128,12 @@ impl Walk<'_> {
                                 self.source.adopt(Evicted::Inode(sub.into_node()));
                             }
                         }
-                        _ => kept += 1 + inside.unwrap_or(0),
+                        _ => {
+                            if inside.is_some() {
+                                below.hold(Held::Inode(sub));
+                            }
+                            kept += 1 + inside.unwrap_or(0);
+                        }
                     }
                 }
                 kept
@@ -141,6 +160,10 @@ impl Walk<'_> {
             Ptr::Dir(d) => {
                 let written = d.persisted();
                 let inside = Arc::get_mut(d.node_mut_keeping_hash()).map(|d| self.in_dir(d));
+                let stays = written.is_none_or(|p| p.seq >= self.keep_from) || inside != Some(0);
+                if stays && inside.is_some() {
+                    self.hold(Held::Dir(d));
+                }
                 match written {
                     Some(p) => (p, inside, ChildKind::Node),
                     None => return 1 + inside.unwrap_or(0),

@@ -22,7 +22,7 @@ pub(crate) use evict::{evict, Share};
 pub(crate) use linked::Linked;
 use mutate::Outcome;
 pub(crate) use node::{
-    hashing_alone, warm, Dir, DirBody, DiskPtr, Entry, Evicted, IPtr, Inode, InodeBody, Lineage, Persisted, Ptr,
+    hashing_alone, warm, Dir, DirBody, DiskPtr, Entry, Evicted, Held, IPtr, Inode, InodeBody, Lineage, Persisted, Ptr,
     Reading, Source, Value,
 };
 pub(crate) use ops::Ctx;

@@ -703,6 +703,18 @@ pub(crate) trait Source: Send + Sync + std::fmt::Debug {
     /// Told that a tree is about to change the node it read or wrote at `offset`: the store
     /// need not keep that version in memory for it (see `Ctx::own`).
     fn superseded(&self, offset: u64);
+    /// What `node`, which stays in the writer's working tree after an eviction, takes in
+    /// memory (its values weighed without being read), for the store's budget.
+    fn weigh(&self, node: Held<'_>) -> u64;
+}
+
+/// A node that stays in the working tree after an eviction ([`Source::weigh`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Held<'a> {
+    /// A directory (flat, or large with its root inode).
+    Dir(&'a Dir),
+    /// An inode below a large directory's root.
+    Inode(&'a Inode),
 }
 
 /// A written node a tree no longer holds, in the form a read would decode it to.

@@ -14,6 +14,29 @@ use std::cmp::Ordering;
 use super::node::{Entry, Ptr};
 use super::ops::prefix_key;
 
+/// Where `step` is among steps sorted by their bytes (`Ok`), or where it would go (`Err`),
+/// as `slice::binary_search` answers: `keys[i]` is the `prefix_key` of the `i`-th step, and
+/// `step_at(i)` the step itself, read only when its key equals the one sought.
+pub(crate) fn search_keyed<'s>(keys: &[u64], step: &[u8], step_at: impl Fn(usize) -> &'s [u8]) -> Result<usize, usize> {
+    let key = prefix_key(step);
+    let (mut low, mut high) = (0, keys.len());
+    while low < high {
+        let mid = low + (high - low) / 2;
+        // Equal keys: equal first eight bytes (or both shorter and equal, zero-padded), so
+        // the steps themselves decide.
+        let order = match keys[mid].cmp(&key) {
+            Ordering::Equal => step_at(mid).cmp(step),
+            other => other,
+        };
+        match order {
+            Ordering::Less => low = mid + 1,
+            Ordering::Greater => high = mid,
+            Ordering::Equal => return Ok(mid),
+        }
+    }
+    Err(low)
+}
+
 /// Bindings sorted by step bytes, each step's key beside it.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Bindings {
@@ -33,23 +56,7 @@ impl Bindings {
     /// Where the binding named `step` is (`Ok`), or where it would go (`Err`), as
     /// `slice::binary_search` answers.
     pub fn search(&self, step: &[u8]) -> Result<usize, usize> {
-        let key = prefix_key(step);
-        let (mut low, mut high) = (0, self.keys.len());
-        while low < high {
-            let mid = low + (high - low) / 2;
-            // Equal keys: equal first eight bytes (or both shorter and equal, zero-padded), so
-            // the steps themselves decide.
-            let order = match self.keys[mid].cmp(&key) {
-                Ordering::Equal => self.entries[mid].0[..].cmp(step),
-                other => other,
-            };
-            match order {
-                Ordering::Less => low = mid + 1,
-                Ordering::Greater => high = mid,
-                Ordering::Equal => return Ok(mid),
-            }
-        }
-        Err(low)
+        search_keyed(&self.keys, step, |i| &self.entries[i].0)
     }
 
     /// Inserts `entry` at `i`, where [`Bindings::search`] said its step goes.

@@ -10,8 +10,9 @@ use std::sync::{Arc, OnceLock};
 
 use arbor_core::{contents_hash, flat_node_hash, inode_tree_hash, inode_values_hash, ChildKind, Hash};
 
-use super::bindings::Bindings;
+use super::bindings::{search_keyed, Bindings};
 use super::linked::{Hashed, Linked};
+use super::ops::prefix_key;
 use super::order::Updates;
 use crate::error::Result;
 use crate::path::Step;
@@ -50,6 +51,10 @@ pub(crate) struct Lineage {
     /// the mid changed since the base too, and a change is then looked up once, not once in
     /// each of two lists.
     steps: Vec<(Step, bool)>,
+    /// `prefix_key` of each step of `steps`, in the same order: a lookup probes these, side
+    /// by side, instead of a 56-byte element each (a node's first change in a block looks
+    /// its step up here, and its lineage is out of the processor's caches then).
+    keys: Vec<u64>,
     /// Slots that differ from the base (Tree inodes), one bit each.
     pub slots: u64,
     /// A delta of `base` (level 1) this node is also a version of: the node may be written
@@ -71,7 +76,8 @@ impl Lineage {
     /// The lineage of a level-1 delta of the full record `base` that changed `steps`
     /// (sorted) or `slots`.
     pub(crate) fn of_delta(base: Persisted, steps: Vec<Step>, slots: u64) -> Lineage {
-        Lineage { base: Some(base), steps: steps.into_iter().map(|s| (s, false)).collect(), slots, mid: None }
+        let keys = steps.iter().map(|s| prefix_key(s)).collect();
+        Lineage { base: Some(base), steps: steps.into_iter().map(|s| (s, false)).collect(), keys, slots, mid: None }
     }
 
     /// The lineage a new version of a node starts from, given the record the node was last
@@ -109,15 +115,18 @@ impl Lineage {
     /// Notes that the binding named `step` changed.
     pub fn mark_step(&mut self, step: &[u8]) {
         let since_mid = self.mid.is_some();
-        match find_step(&self.steps, step) {
+        match self.find_step(step) {
             Ok(i) => self.steps[i].1 |= since_mid,
-            Err(i) => self.steps.insert(i, (Step::from_slice(step), since_mid)),
+            Err(i) => {
+                self.steps.insert(i, (Step::from_slice(step), since_mid));
+                self.keys.insert(i, prefix_key(step));
+            }
         }
     }
 
     /// Whether the binding named `step` is noted as changed, since the base and since the mid.
     pub fn noted(&self, step: &[u8]) -> bool {
-        find_step(&self.steps, step).is_ok_and(|i| self.mid.is_none() || self.steps[i].1)
+        self.find_step(step).is_ok_and(|i| self.mid.is_none() || self.steps[i].1)
     }
 
     /// The steps changed since the base, or with `since_mid` since the mid, in order.
@@ -131,6 +140,11 @@ impl Lineage {
         (self.steps.len(), since_mid)
     }
 
+    /// Where `step` is in the sorted steps, or where it would go.
+    fn find_step(&self, step: &[u8]) -> std::result::Result<usize, usize> {
+        search_keyed(&self.keys, step, |i| &self.steps[i].0)
+    }
+
     /// Notes that slot `slot` changed.
     pub fn mark_slot(&mut self, slot: usize) {
         self.slots |= 1 << slot;
@@ -138,11 +152,6 @@ impl Lineage {
             m.slots |= 1 << slot;
         }
     }
-}
-
-/// Where `step` is in the sorted `steps`, or where it would go.
-fn find_step(steps: &[(Step, bool)], step: &[u8]) -> std::result::Result<usize, usize> {
-    steps.binary_search_by(|(s, _)| super::ops::compare_steps(s, step))
 }
 
 /// The bytes of a value: most Tezos values are under 8 bytes and nearly all under 32, so
@@ -731,6 +740,32 @@ pub(crate) enum Evicted {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The steps a lineage notes, looked up by their keys, are the ones marked, in order,
+    /// among steps that share their first eight bytes or are prefixes of one another.
+    #[test]
+    fn a_lineage_notes_the_steps_marked() {
+        let mut rng = arbor_core::toolbox::SplitMix64::new(5);
+        let alphabet = [0u8, 1, b'a', 0xff];
+        for _ in 0..200 {
+            let mut lineage = Lineage::of_delta(Persisted::full(1, 100), Vec::new(), 0);
+            let mut model = std::collections::BTreeSet::new();
+            for _ in 0..rng.below(30) {
+                let len = 1 + rng.below(12) as usize;
+                let step: Vec<u8> = (0..len).map(|_| alphabet[rng.below(4) as usize]).collect();
+                lineage.mark_step(&step);
+                model.insert(step);
+            }
+            let noted: Vec<&[u8]> = lineage.changed_steps(false).map(|s| &s[..]).collect();
+            assert_eq!(noted, model.iter().map(Vec::as_slice).collect::<Vec<_>>());
+            for step in &model {
+                assert!(lineage.noted(step));
+                let mut longer = step.clone();
+                longer.push(0);
+                assert_eq!(lineage.noted(&longer), model.contains(&longer));
+            }
+        }
+    }
 
     #[test]
     fn a_small_value_fits_in_the_place_of_a_child_pointer() {

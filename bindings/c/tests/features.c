@@ -223,6 +223,19 @@ void test_features(void) {
   /* A checked-out tree stays readable after its store is closed. */
   ArborTree *co;
   CHECK_OK(arbor_checkout(s, &c2, &co));
+  /* A tree handed over is committed as arbor_commit commits it, and its handle is taken (the
+     leak checks of the sanitizer runs see it freed); a NULL tree is refused. */
+  ArborTree *given = add_str(t, PATH(S("f")), "5");
+  ArborHash tree_hash, expected, c3, none;
+  CHECK_OK(arbor_tree_hash(given, &tree_hash));
+  CHECK_OK(arbor_commit_hash(&tree_hash, &c2, 1, 3, (const uint8_t *)"Tezos", 5, (const uint8_t *)"m", 1, &expected));
+  CHECK_OK(arbor_commit_owned(s, given, &c2, 1, 3, (const uint8_t *)"Tezos", 5, (const uint8_t *)"m", 1, &c3));
+  CHECK(same(&c3, &expected));
+  ArborTree *co3;
+  CHECK_OK(arbor_checkout(s, &c3, &co3));
+  CHECK(find_is(co3, PATH(S("f")), "5") && find_is(co3, PATH(S("c"), S("d"), S("e")), "4"));
+  arbor_tree_free(co3);
+  CHECK(arbor_commit_owned(s, NULL, &c3, 1, 4, NULL, 0, NULL, 0, &none) == ARBOR_STATUS_NULL_POINTER);
   CHECK_OK(arbor_store_close(s));
   CHECK(find_is(co, PATH(S("c"), S("d"), S("e")), "4"));
   arbor_tree_free(co);

@@ -491,6 +491,28 @@ enum ArborStatus arbor_commit(const struct ArborStore *store,
                               size_t message_len,
                               struct ArborHash *commit);
 
+// Commits `tree` as `arbor_commit` does, taking the handle: for a caller that frees the tree
+// once committed, as a node does after each block. The store keeps the tree as its working
+// tree either way; given the tree, it lets go of the tree's cold part while the commit's
+// sync runs (Rust `Store::commit_owned`) rather than at the next checkout, and what is
+// durable when the call returns is the same. The handle is freed by this call whatever it
+// returns, an error included (check the parent out again to retry): do not use or free it
+// afterwards.
+//
+// # Safety
+// As `arbor_commit`; `tree` must be NULL or a handle arbor made and not freed yet (not one
+// borrowed from a list or a fold callback).
+enum ArborStatus arbor_commit_owned(const struct ArborStore *store,
+                                    struct ArborTree *tree,
+                                    const struct ArborHash *parents,
+                                    size_t n_parents,
+                                    int64_t date,
+                                    const uint8_t *author,
+                                    size_t author_len,
+                                    const uint8_t *message,
+                                    size_t message_len,
+                                    struct ArborHash *commit);
+
 // Fills `*info` with what `commit` records (Tezos `get_commit_info`).
 //
 // # Safety

@@ -210,6 +210,47 @@ pub unsafe extern "C" fn arbor_commit(
     })
 }
 
+/// Commits `tree` as `arbor_commit` does, taking the handle: for a caller that frees the tree
+/// once committed, as a node does after each block. The store keeps the tree as its working
+/// tree either way; given the tree, it lets go of the tree's cold part while the commit's
+/// sync runs (Rust `Store::commit_owned`) rather than at the next checkout, and what is
+/// durable when the call returns is the same. The handle is freed by this call whatever it
+/// returns, an error included (check the parent out again to retry): do not use or free it
+/// afterwards.
+///
+/// # Safety
+/// As `arbor_commit`; `tree` must be NULL or a handle arbor made and not freed yet (not one
+/// borrowed from a list or a fold callback).
+#[no_mangle]
+pub unsafe extern "C" fn arbor_commit_owned(
+    store: *const ArborStore,
+    tree: *mut ArborTree,
+    parents: *const ArborHash,
+    n_parents: usize,
+    date: i64,
+    author: *const u8,
+    author_len: usize,
+    message: *const u8,
+    message_len: usize,
+    commit: *mut ArborHash,
+) -> ArborStatus {
+    // SAFETY: caller's contract: a handle made by `new_tree`, given back once, or NULL.
+    let given = (!tree.is_null()).then(|| unsafe { Box::from_raw(tree) });
+    guard("arbor_commit_owned", || {
+        let t = given.ok_or_else(|| Failure::null("tree"))?;
+        // SAFETY: caller's contract, for each argument.
+        let (s, o) = unsafe { (arg(store, "store")?, out(commit, "commit")?) };
+        // SAFETY: caller's contract.
+        let (author, message) =
+            unsafe { (bytes(author, author_len, "author")?, bytes(message, message_len, "message")?) };
+        // SAFETY: caller's contract.
+        let parents = unsafe { hashes(parents, n_parents) }?;
+        let (h, _) = s.0.commit_owned(t.0, &parents, date, author, message)?;
+        o.write(h.into());
+        Ok(())
+    })
+}
+
 /// What a commit records. Filled by `arbor_commit_info`; its buffers belong to the caller, who
 /// releases them with `arbor_commit_info_free`.
 #[repr(C)]

@@ -24,8 +24,11 @@ pub(crate) const CHUNK_MAGIC: &[u8; 8] = b"ARBORPK\x01";
 /// Format version of the log records this build writes and reads (2: delta records; 3: deltas
 /// of deltas).
 pub(crate) const FORMAT_VERSION: u32 = 3;
-/// How many bytes a record read asks for first; most records are smaller.
-const FIRST_READ: usize = 512;
+/// How many bytes a record read asks for first; nearly all records are smaller. An inode
+/// record of 32 bindings or slots is 1-1.5 KiB: with 512 bytes, reading one took two system
+/// calls (300 blocks at 30M values: 1,780 reads a block with 512 bytes, 1,495 with 2 KiB, 1,482
+/// with 4 KiB, and about 1.5 ms less CPU a block with 4 KiB).
+const FIRST_READ: usize = 4096;
 /// Bytes read at a time by sequential scans.
 const SCAN_BLOCK: usize = 1 << 20;
 /// Subdirectory of `pack/` holding the lower layer of an archive store.

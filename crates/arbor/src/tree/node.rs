@@ -98,11 +98,24 @@ impl Lineage {
     /// since it was last written keeps its lineage as it is, without a copy of its changes.
     fn rebase(&mut self, disk: Option<&Persisted>) {
         match disk {
-            Some(p) if p.level == 0 => *self = Lineage { base: Some(*p), ..Lineage::default() },
+            Some(p) if p.level == 0 => {
+                // Emptied, not dropped: the node's next changes refill the buffers without
+                // allocating (their growth from empty was a third of the time spent noting
+                // changes).
+                self.base = Some(*p);
+                self.steps.clear();
+                self.keys.clear();
+                self.slots = 0;
+                self.mid = None;
+            }
             Some(p) => {
                 self.base = Some(Persisted::full(p.store, p.full));
                 if p.level == 1 {
-                    self.mid = Some(Box::new(Mid { offset: p.offset, slots: 0 }));
+                    let mid = Mid { offset: p.offset, slots: 0 };
+                    match &mut self.mid {
+                        Some(m) => **m = mid,
+                        None => self.mid = Some(Box::new(mid)),
+                    }
                     for (_, since_mid) in &mut self.steps {
                         *since_mid = false;
                     }

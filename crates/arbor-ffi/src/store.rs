@@ -196,18 +196,22 @@ pub unsafe extern "C" fn arbor_commit(
     message_len: usize,
     commit: *mut ArborHash,
 ) -> ArborStatus {
-    guard("arbor_commit", || {
-        // SAFETY: caller's contract, for each argument.
-        let (s, t, o) = unsafe { (arg(store, "store")?, arg(tree, "tree")?, out(commit, "commit")?) };
-        // SAFETY: caller's contract.
-        let (author, message) =
-            unsafe { (bytes(author, author_len, "author")?, bytes(message, message_len, "message")?) };
-        // SAFETY: caller's contract.
-        let parents = unsafe { hashes(parents, n_parents) }?;
-        let (h, _) = s.0.commit_with_stats(&t.0, &parents, date, author, message)?;
-        o.write(h.into());
-        Ok(())
-    })
+    // SAFETY: caller's contract.
+    unsafe {
+        commit_passed(
+            "arbor_commit",
+            store,
+            Passed::Lent(tree),
+            parents,
+            n_parents,
+            date,
+            author,
+            author_len,
+            message,
+            message_len,
+            commit,
+        )
+    }
 }
 
 /// Commits `tree` as `arbor_commit` does, taking the handle: for a caller that frees the tree
@@ -236,16 +240,73 @@ pub unsafe extern "C" fn arbor_commit_owned(
 ) -> ArborStatus {
     // SAFETY: caller's contract: a handle made by `new_tree`, given back once, or NULL.
     let given = (!tree.is_null()).then(|| unsafe { Box::from_raw(tree) });
-    guard("arbor_commit_owned", || {
-        let t = given.ok_or_else(|| Failure::null("tree"))?;
-        // SAFETY: caller's contract, for each argument.
-        let (s, o) = unsafe { (arg(store, "store")?, out(commit, "commit")?) };
+    // SAFETY: caller's contract.
+    unsafe {
+        commit_passed(
+            "arbor_commit_owned",
+            store,
+            Passed::Given(given),
+            parents,
+            n_parents,
+            date,
+            author,
+            author_len,
+            message,
+            message_len,
+            commit,
+        )
+    }
+}
+
+/// The tree a commit entry point was passed: lent by the caller, or handed over (None: NULL).
+enum Passed {
+    Lent(*const ArborTree),
+    Given(Option<Box<ArborTree>>),
+}
+
+/// The body of `arbor_commit` and `arbor_commit_owned` (`function`): checks the arguments in
+/// order (store, tree, commit, author, message, parents) and commits.
+///
+/// # Safety
+/// As `arbor_commit`.
+#[expect(clippy::too_many_arguments, reason = "the C entry points' arguments, passed on as they came")]
+unsafe fn commit_passed(
+    function: &str,
+    store: *const ArborStore,
+    tree: Passed,
+    parents: *const ArborHash,
+    n_parents: usize,
+    date: i64,
+    author: *const u8,
+    author_len: usize,
+    message: *const u8,
+    message_len: usize,
+    commit: *mut ArborHash,
+) -> ArborStatus {
+    guard(function, || {
+        // SAFETY: caller's contract.
+        let s = unsafe { arg(store, "store") }?;
+        /// The tree, checked.
+        enum Checked<'t> {
+            Lent(&'t ArborTree),
+            Given(Box<ArborTree>),
+        }
+        let tree = match tree {
+            // SAFETY: caller's contract.
+            Passed::Lent(t) => Checked::Lent(unsafe { arg(t, "tree") }?),
+            Passed::Given(t) => Checked::Given(t.ok_or_else(|| Failure::null("tree"))?),
+        };
+        // SAFETY: caller's contract.
+        let o = unsafe { out(commit, "commit") }?;
         // SAFETY: caller's contract.
         let (author, message) =
             unsafe { (bytes(author, author_len, "author")?, bytes(message, message_len, "message")?) };
         // SAFETY: caller's contract.
         let parents = unsafe { hashes(parents, n_parents) }?;
-        let (h, _) = s.0.commit_owned(t.0, &parents, date, author, message)?;
+        let (h, _) = match tree {
+            Checked::Lent(t) => s.0.commit_with_stats(&t.0, &parents, date, author, message)?,
+            Checked::Given(t) => s.0.commit_owned(t.0, &parents, date, author, message)?,
+        };
         o.write(h.into());
         Ok(())
     })

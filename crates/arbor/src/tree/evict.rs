@@ -73,6 +73,12 @@ fn stays(written: Option<Persisted>, keep_from: u32) -> bool {
     written.is_none_or(|p| p.seq >= keep_from)
 }
 
+/// Where a node written at `written` is, if it can go: written before `keep_from`, and
+/// nothing below it stays (`inside`: what stays below it, None when another tree shares it).
+fn evictable(written: Option<Persisted>, inside: Option<u64>, keep_from: u32) -> Option<Persisted> {
+    written.filter(|p| p.seq < keep_from && inside == Some(0))
+}
+
 impl Walk<'_> {
     /// Counts `node`, which stays, in the share's weight (when below the share's slots).
     fn hold(self, node: Held<'_>) {
@@ -121,14 +127,14 @@ impl Walk<'_> {
                     }
                     // Below a node only what it holds uniquely can be let go of.
                     let inside = Arc::get_mut(sub.node_mut_keeping_hash()).map(|s| below.in_inode(s));
-                    match sub.persisted() {
-                        Some(p) if p.seq < self.keep_from && inside == Some(0) => {
+                    match evictable(sub.persisted(), inside, self.keep_from) {
+                        Some(p) => {
                             let hash = *sub.hash();
                             if let IPtr::Mem(sub) = std::mem::replace(slot, IPtr::Disk { offset: p.offset, hash }) {
                                 self.source.adopt(Evicted::Inode(sub.into_node()));
                             }
                         }
-                        _ => {
+                        None => {
                             if inside.is_some() {
                                 below.hold(Held::Inode(sub));
                             }
@@ -148,31 +154,29 @@ impl Walk<'_> {
     /// values, each its own allocation, and reading every one of them to learn it could stay
     /// anyway was most of an eviction's time. They are let go of with their node.
     fn child(self, ptr: &mut Ptr, values_stay: bool) -> u64 {
-        let (written, inside, kind) = match ptr {
+        let (written, kind) = match ptr {
             // A small value is part of its binding.
             Ptr::Disk(_) | Ptr::Small(_) => return 0,
             Ptr::Value(_) if values_stay => return 0,
-            // An inline value is part of its parent's record: nothing to let go of.
-            Ptr::Value(v) => match v.written() {
-                None => return 0,
-                Some(p) => (*p, Some(0), ChildKind::Contents),
+            // An inline value is part of its parent's record: nothing to let go of. A value
+            // with a record of its own too recent to go counts as a node that stays.
+            Ptr::Value(v) => match evictable(v.written().copied(), Some(0), self.keep_from) {
+                Some(p) => (p, ChildKind::Contents),
+                None => return u64::from(v.written().is_some()),
             },
             Ptr::Dir(d) => {
-                let written = d.persisted();
                 let inside = Arc::get_mut(d.node_mut_keeping_hash()).map(|d| self.in_dir(d));
-                let stays = written.is_none_or(|p| p.seq >= self.keep_from) || inside != Some(0);
-                if stays && inside.is_some() {
-                    self.hold(Held::Dir(d));
-                }
-                match written {
-                    Some(p) => (p, inside, ChildKind::Node),
-                    None => return 1 + inside.unwrap_or(0),
+                match evictable(d.persisted(), inside, self.keep_from) {
+                    Some(p) => (p, ChildKind::Node),
+                    None => {
+                        if inside.is_some() {
+                            self.hold(Held::Dir(d));
+                        }
+                        return 1 + inside.unwrap_or(0);
+                    }
                 }
             }
         };
-        if written.seq >= self.keep_from || inside != Some(0) {
-            return 1 + inside.unwrap_or(0);
-        }
         let hash = *ptr.hash();
         match std::mem::replace(ptr, Ptr::Disk(DiskPtr { offset: written.offset, hash, kind })) {
             Ptr::Value(v) => self.source.adopt(Evicted::Value(v.into_node())),

@@ -41,7 +41,8 @@ pub enum Durability {
 pub struct Config {
     /// Budget of decoded nodes in memory, in bytes (default 1 GiB): the writer's working
     /// tree (see [`Config::working_commits`]) and the object cache share it, the cache taking
-    /// what the working tree leaves and never less than a quarter. Each node is weighed at
+    /// what the working tree leaves and never less than a quarter (a working tree over three
+    /// quarters keeps one window of commits' writes instead of two). Each node is weighed at
     /// what the allocator holds for it, so the process grows by about this much for reading
     /// whatever the state size (plus the trees the caller holds): 500 blocks of the
     /// 1,000,000-value replay measured max RSS of 152.8 MiB with a 64 MiB budget. The

@@ -10,8 +10,11 @@
 //! Each eviction weighs what stays in the one share of the tree it visits; the budget keeps
 //! the last weight of each share, and the cache gets what their sum leaves of the budget.
 //! The cache never gets less than a quarter of it (a read of what the working tree does not
-//! hold needs a cache too), so a working tree of more than three quarters of the budget
-//! takes the process past the budget by the difference.
+//! hold needs a cache too). A working tree of more than three quarters of the budget is
+//! pressed ([`Budget::pressed`]): each eviction then lets go of everything in its share that
+//! commits before the last one wrote, instead of keeping `working_commits` commits of it, so
+//! the working tree shrinks to what one window of commits wrote (from two). Until it has,
+//! the process is past the budget by the difference.
 
 use parking_lot::Mutex;
 
@@ -36,6 +39,13 @@ impl Budget {
     /// The cache's part of the budget while the working tree holds `held` bytes.
     pub fn cache_part(&self, held: u64) -> u64 {
         self.bytes.saturating_sub(held).max(self.bytes / 4).max(MIN_CACHE_BYTES)
+    }
+
+    /// Whether the working tree, as last weighed, holds more than three quarters of the
+    /// budget (the cache is then down to its least part).
+    pub fn pressed(&self) -> bool {
+        let held: u64 = self.shares.lock().0.iter().sum();
+        held > self.bytes - self.bytes / 4
     }
 
     /// What the working tree holds in all, as last weighed.
@@ -78,6 +88,13 @@ mod tests {
         budget.share_held(Share { index: 0, count: 4 }, 10 << 20, &cache);
         budget.share_held(Share { index: 3, count: 4 }, 6 << 20, &cache);
         assert_eq!(budget.held(), 16 << 20);
+        assert!(!budget.pressed());
+        budget.share_held(Share { index: 1, count: 4 }, 32 << 20, &cache);
+        assert!(!budget.pressed(), "48 MiB of 64: three quarters exactly");
+        budget.share_held(Share { index: 2, count: 4 }, 1, &cache);
+        assert!(budget.pressed());
+        budget.share_held(Share { index: 2, count: 4 }, 0, &cache);
+        budget.share_held(Share { index: 1, count: 4 }, 0, &cache);
         assert_eq!((cache.capacity(), budget.cache_given()), (48 << 20, 48 << 20));
         // A share weighed again replaces its last weight.
         budget.share_held(Share { index: 0, count: 4 }, 2 << 20, &cache);

@@ -215,14 +215,21 @@ impl Store {
     /// `working_commits` shares of the tree (`tree::Share`), the nodes in it older than
     /// `working_commits` commits. Every node is visited once every `working_commits` commits,
     /// so at most two windows' worth of written nodes stay in memory, and no block walks all
-    /// of them. When the working tree holds more than three quarters of the memory budget
-    /// (`Budget::pressed`), only what commit `seq` wrote stays in the share: one window's
-    /// worth in all once every share was visited.
+    /// of them.
+    ///
+    /// When the working tree holds more than three quarters of the memory budget
+    /// (`Budget::pressed`), the shares are at most as many as a large directory's root inode
+    /// has slots (32, Tezos's shape), so that every slot is visited within that many commits
+    /// whatever the window (a share past the slots has none), and only what commit `seq`
+    /// wrote stays in the share visited: the tree shrinks to what that many commits wrote.
     fn evict_working(&self, root: &mut Ptr, seq: u32) {
         let window = self.shared.config.working_commits.max(1);
         if let Some(source) = &self.ctx.source {
-            let share = crate::tree::Share { index: seq % window, count: window };
-            let kept = if self.shared.budget.pressed() { 1 } else { window };
+            let (count, kept) = match self.shared.budget.pressed() {
+                true => (window.min(self.ctx.cfg.entries), 1),
+                false => (window, window),
+            };
+            let share = crate::tree::Share { index: seq % count, count };
             let held = crate::tree::evict(root, seq.saturating_sub(kept - 1), share, source.as_ref());
             self.shared.budget.share_held(share, held, &self.shared.loader.cache);
         }
@@ -763,35 +770,37 @@ mod tests {
     /// would otherwise keep every account they ever touched in memory.
     #[test]
     fn the_working_tree_stays_within_two_windows_of_writes() {
-        working_tree_bound(false, 1 << 30);
+        working_tree_bound(false, 1 << 30, 4);
     }
 
     /// The same bound with each block's tree handed over: the commit evicts, not the checkout,
     /// and the commits are the same.
     #[test]
     fn a_tree_handed_over_is_evicted_by_its_commit_within_the_same_bound() {
-        assert_eq!(working_tree_bound(true, 1 << 30), working_tree_bound(false, 1 << 30));
+        assert_eq!(working_tree_bound(true, 1 << 30, 4), working_tree_bound(false, 1 << 30, 4));
     }
 
     /// A working tree past three quarters of the memory budget keeps what one window of
-    /// commits wrote, not two; the commits are the same.
+    /// commits wrote, not two, and a window longer than a large directory's slots (32) is cut
+    /// to that many commits; the commits are the same.
     #[test]
     fn a_working_tree_over_its_budget_keeps_one_window_of_writes() {
-        let roomy = working_tree_bound(false, 1 << 30);
-        assert_eq!(working_tree_bound(false, 1), roomy);
-        assert_eq!(working_tree_bound(true, 1), roomy);
+        let roomy = working_tree_bound(false, 1 << 30, 4);
+        assert_eq!(working_tree_bound(false, 1, 4), roomy);
+        assert_eq!(working_tree_bound(true, 1, 4), roomy);
+        assert_eq!(working_tree_bound(true, 1, 64), roomy);
     }
 
     /// Commits 60 blocks of 40 changes over a 3,000-account state, each block checked out
-    /// from the last, with a memory budget of `budget` bytes (1: always pressed); with
-    /// `owned`, each block's tree is handed to `commit_owned` (unhashed, so that the commit
-    /// hashes it in parts). Returns the commits, in order.
-    fn working_tree_bound(owned: bool, budget: u64) -> Vec<arbor_core::Hash> {
-        let window = 4u32;
+    /// from the last, with a memory budget of `budget` bytes (1: always pressed) and a window
+    /// of `window` commits; with `owned`, each block's tree is handed to `commit_owned`
+    /// (unhashed, so that the commit hashes it in parts). Returns the commits, in order.
+    fn working_tree_bound(owned: bool, budget: u64, window: u32) -> Vec<arbor_core::Hash> {
         let fs = MemFs::new();
         let config = Config::default().with_fs(Arc::new(fs)).with_working_commits(window).with_cache_bytes(budget);
-        // Commits whose writes may stay: two windows, one when pressed.
-        let kept = if budget == 1 { window } else { 2 * window } as usize;
+        // Commits whose writes may stay: two windows; pressed, one, of at most 32 commits.
+        let pressed = budget == 1;
+        let kept = if pressed { window.min(32) } else { 2 * window } as usize;
         let store = Store::open_with("/s", config).unwrap();
         let id = |n: u64| format!("{:040x}", arbor_core::toolbox::splitmix::mix64(n));
         let mut tree = store.empty();
@@ -810,21 +819,22 @@ mod tests {
             let mut tree = store.checkout(&head).unwrap();
             let resident = in_memory(&tree.root);
             let bound: u64 = written.iter().rev().take(kept).sum();
-            // (Pressed from the first eviction on, every share is visited pressed by then.)
-            if budget > 1 || block > i64::from(window) + 1 {
+            // Pressed from the first eviction on, every slot has been visited pressed by then.
+            let settled = if pressed { kept as i64 + 1 } else { 2 * i64::from(window) };
+            if !pressed || block > settled {
                 assert!(
                     resident <= bound + 4,
                     "block {block}: {resident} nodes in memory, the last {kept} commits wrote {bound}"
                 );
             }
-            if block > 2 * i64::from(window) {
+            if block > settled {
                 late_peak = late_peak.max(resident);
                 // The budget's weight of the working tree (each share as weighed at its last
                 // eviction) follows what it holds, and the cache has the rest of the budget.
                 let (held, weight) = (store.shared.budget.held(), working_weight(&tree.root));
                 // Pressed, a share holds one commit's writes when weighed and up to a
                 // window's by its next visit: the count lags further behind the tree.
-                let lag = if budget == 1 { u64::from(window) + 1 } else { 2 };
+                let lag = if pressed { kept as u64 + 1 } else { 2 };
                 assert!(
                     held <= 2 * weight && weight <= lag * held,
                     "block {block}: {held} bytes counted, {weight} held"

@@ -72,14 +72,14 @@ pub struct Config {
     /// The writer keeps the tree of its last commit in memory for the next block (checking
     /// that commit out returns it); a node stays there this many commits after the last one
     /// that wrote it, then goes back to the object cache. 0 keeps no working tree. Each
-    /// checkout visits one of this many shares of the tree for it (`tree::Share`), so every
-    /// node is visited once in this many commits and no block walks the whole tree. The
-    /// working tree counts in [`Config::cache_bytes`], and one past three quarters of it keeps
-    /// at most 32 commits' writes whatever this window. Default 256: 1,000 blocks of the
-    /// 1M-value replay, two alternating rounds, window 32 / 128 / 256: mean block 10.38 /
-    /// 9.35 / 8.13 ms then 9.46 / 8.99 / 8.69 ms, CPU 14.53 / 12.50 / 10.87 then 12.33 /
-    /// 11.98 / 11.65 ms a block, the same max RSS (what leaves the working tree stays in the
-    /// cache) and reads.
+    /// checkout visits one of this many shares of the tree for it (`tree::Share`), but never
+    /// more than 32 (the slots of a large directory's root inode), so every node is visited
+    /// at least once in 32 commits and no block walks the whole tree. The working tree counts
+    /// in [`Config::cache_bytes`], and one past three quarters of it keeps only what the last
+    /// 32 commits (or this many, if fewer) wrote. Default 32, chosen when each eviction walked
+    /// the whole tree (1,000 blocks of the 1M-value replay, window 8 / 16 / 32 / 64: mean block
+    /// 26.5 / 24.2 / 22.2 / 23.0 ms, p99 54 / 61 / 59 / 75 ms, max RSS 1,168 / 1,161 / 1,107 /
+    /// 936 MiB); see ARCHITECTURE.md for a longer window measured since.
     pub working_commits: u32,
     /// File system to use; the OS one by default, an in-memory fault-injecting one in tests.
     pub fs: Arc<dyn FileSystem>,
@@ -96,7 +96,7 @@ impl Default for Config {
             inode: InodeConfig::TEZOS,
             control_every: 256,
             read_only: false,
-            working_commits: 256,
+            working_commits: 32,
             fs: Arc::new(OsFs),
         }
     }

@@ -3,7 +3,8 @@
 //!
 //! Both hold decoded nodes: the working tree the ones the last commits wrote, linked in
 //! place, and the cache the ones read or evicted from it. The working tree is bounded by
-//! recency (what the last `2 × working_commits` commits wrote, `tree::evict`), and it used to
+//! recency (what the last `working_commits` commits and one cycle of the shares wrote,
+//! `tree::evict`), and it used to
 //! come on top of the cache's budget: the 10M-value replay with a 256 MiB budget held
 //! 439 MiB at most with a window of 32 commits and 567 MiB with one of 128.
 //!

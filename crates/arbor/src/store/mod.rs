@@ -211,24 +211,22 @@ impl Store {
         }
     }
 
-    /// Lets go of the cold part of the working tree `root`, written by commit `seq`: one of
-    /// `working_commits` shares of the tree (`tree::Share`), the nodes in it older than
-    /// `working_commits` commits. Every node is visited once every `working_commits` commits,
-    /// so at most two windows' worth of written nodes stay in memory, and no block walks all
-    /// of them.
+    /// Lets go of the cold part of the working tree `root`, written by commit `seq`: in one
+    /// of `count` shares of the tree (`tree::Share`), the nodes that no commit of the last
+    /// `working_commits` wrote. The shares are as many as the window's commits, but no more
+    /// than a large directory's root inode has slots (32, Tezos's shape: a share past the
+    /// slots would have none), so every node is visited once every `count` commits, at most
+    /// `working_commits + count` commits' writes stay in memory, no block walks all of them,
+    /// and the weight of every share is known as of the last `count` commits.
     ///
     /// When the working tree holds more than three quarters of the memory budget
-    /// (`Budget::pressed`), the shares are at most as many as a large directory's root inode
-    /// has slots (32, Tezos's shape), so that every slot is visited within that many commits
-    /// whatever the window (a share past the slots has none), and only what commit `seq`
-    /// wrote stays in the share visited: the tree shrinks to what that many commits wrote.
+    /// (`Budget::pressed`), only what commit `seq` wrote stays in the share visited: the
+    /// tree shrinks to what the last `count` commits wrote.
     fn evict_working(&self, root: &mut Ptr, seq: u32) {
         let window = self.shared.config.working_commits.max(1);
         if let Some(source) = &self.ctx.source {
-            let (count, kept) = match self.shared.budget.pressed() {
-                true => (window.min(self.ctx.cfg.entries), 1),
-                false => (window, window),
-            };
+            let count = window.min(self.ctx.cfg.entries);
+            let kept = if self.shared.budget.pressed() { 1 } else { window };
             let share = crate::tree::Share { index: seq % count, count };
             let held = crate::tree::evict(root, seq.saturating_sub(kept - 1), share, source.as_ref());
             self.shared.budget.share_held(share, held, &self.shared.loader.cache);
@@ -798,9 +796,11 @@ mod tests {
     fn working_tree_bound(owned: bool, budget: u64, window: u32) -> Vec<arbor_core::Hash> {
         let fs = MemFs::new();
         let config = Config::default().with_fs(Arc::new(fs)).with_working_commits(window).with_cache_bytes(budget);
-        // Commits whose writes may stay: two windows; pressed, one, of at most 32 commits.
+        // Commits whose writes may stay: the window and one cycle of the shares (at most
+        // 32); pressed, one cycle.
         let pressed = budget == 1;
-        let kept = if pressed { window.min(32) } else { 2 * window } as usize;
+        let shares = window.min(32);
+        let kept = if pressed { shares } else { window + shares } as usize;
         let store = Store::open_with("/s", config).unwrap();
         let id = |n: u64| format!("{:040x}", arbor_core::toolbox::splitmix::mix64(n));
         let mut tree = store.empty();
@@ -820,7 +820,7 @@ mod tests {
             let resident = in_memory(&tree.root);
             let bound: u64 = written.iter().rev().take(kept).sum();
             // Pressed from the first eviction on, every slot has been visited pressed by then.
-            let settled = if pressed { kept as i64 + 1 } else { 2 * i64::from(window) };
+            let settled = if pressed { kept as i64 + 1 } else { kept as i64 };
             if !pressed || block > settled {
                 assert!(
                     resident <= bound + 4,

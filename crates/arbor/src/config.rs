@@ -42,7 +42,7 @@ pub struct Config {
     /// Budget of decoded nodes in memory, in bytes (default 1 GiB): the writer's working
     /// tree (see [`Config::working_commits`]) and the object cache share it, the cache taking
     /// what the working tree leaves and never less than a quarter (a working tree over three
-    /// quarters keeps one window of commits' writes instead of two). Each node is weighed at
+    /// quarters keeps what the last 32 commits wrote at most). Each node is weighed at
     /// what the allocator holds for it, so the process grows by about this much for reading
     /// whatever the state size (plus the trees the caller holds): 500 blocks of the
     /// 1,000,000-value replay measured max RSS of 152.8 MiB with a 64 MiB budget. The
@@ -73,13 +73,14 @@ pub struct Config {
     /// that commit out returns it); a node stays there this many commits after the last one
     /// that wrote it, then goes back to the object cache. 0 keeps no working tree. Each
     /// checkout visits one of this many shares of the tree for it (`tree::Share`), but never
-    /// more than 32 (the slots of a large directory's root inode), so every node is visited
-    /// at least once in 32 commits and no block walks the whole tree. The working tree counts
-    /// in [`Config::cache_bytes`], and one past three quarters of it keeps only what the last
-    /// 32 commits (or this many, if fewer) wrote. Default 32, chosen when each eviction walked
-    /// the whole tree (1,000 blocks of the 1M-value replay, window 8 / 16 / 32 / 64: mean block
-    /// 26.5 / 24.2 / 22.2 / 23.0 ms, p99 54 / 61 / 59 / 75 ms, max RSS 1,168 / 1,161 / 1,107 /
-    /// 936 MiB); see ARCHITECTURE.md for a longer window measured since.
+    /// more than a large directory's root inode has slots (32 in Tezos's shape), so every
+    /// node is visited at least once in 32 commits and no block walks the whole tree. The
+    /// working tree counts in [`Config::cache_bytes`], and one past three quarters of it keeps
+    /// only what the last 32 commits (or this many, if fewer) wrote. Default 32, chosen when
+    /// each eviction walked the whole tree (1,000 blocks of the 1M-value replay, window 8 /
+    /// 16 / 32 / 64: mean block 26.5 / 24.2 / 22.2 / 23.0 ms, p99 54 / 61 / 59 / 75 ms, max RSS
+    /// 1,168 / 1,161 / 1,107 / 936 MiB); see ARCHITECTURE.md for a longer window measured
+    /// since.
     pub working_commits: u32,
     /// File system to use; the OS one by default, an in-memory fault-injecting one in tests.
     pub fs: Arc<dyn FileSystem>,

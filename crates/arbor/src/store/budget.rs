@@ -14,8 +14,9 @@
 //! hold needs a cache too). A working tree of more than three quarters of the budget is
 //! pressed ([`Budget::pressed`]): each eviction then lets go of everything in its share that
 //! commits before the last one wrote, instead of keeping `working_commits` commits of it, so
-//! the working tree shrinks to what one window of commits wrote (from two). Until it has,
-//! the process is past the budget by the difference.
+//! the working tree shrinks to what one cycle of the shares wrote (32 commits at most; two
+//! cycles by default when not pressed). Until it has, the process is past the budget by the
+//! difference.
 
 use parking_lot::Mutex;
 

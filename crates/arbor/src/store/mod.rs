@@ -214,7 +214,7 @@ impl Store {
     /// Lets go of the cold part of the working tree `root`, written by commit `seq`: in one
     /// of `count` shares of the tree (`tree::Share`), the nodes that no commit of the last
     /// `working_commits` wrote. The shares are as many as the window's commits, but no more
-    /// than a large directory's root inode has slots (32, Tezos's shape: a share past the
+    /// than a large directory's root inode has slots (32 in Tezos's shape: a share past the
     /// slots would have none), so every node is visited once every `count` commits, at most
     /// `working_commits + count` commits' writes stay in memory, no block walks all of them,
     /// and the weight of every share is known as of the last `count` commits.

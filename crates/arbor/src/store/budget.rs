@@ -46,12 +46,10 @@ impl Budget {
     /// Whether the working tree, as last weighed, holds more than three quarters of the
     /// budget (the cache is then down to its least part).
     pub fn pressed(&self) -> bool {
-        let held: u64 = self.shares.lock().0.iter().sum();
-        held > self.bytes - self.bytes / 4
+        self.held() > self.bytes - self.bytes / 4
     }
 
     /// What the working tree holds in all, as last weighed.
-    #[cfg(test)]
     pub fn held(&self) -> u64 {
         self.shares.lock().0.iter().sum()
     }

@@ -797,9 +797,9 @@ mod tests {
         let fs = MemFs::new();
         let config = Config::default().with_fs(Arc::new(fs)).with_working_commits(window).with_cache_bytes(budget);
         // Commits whose writes may stay: the window and one cycle of the shares (at most
-        // 32); pressed, one cycle.
+        // a root inode's slots); pressed, one cycle.
         let pressed = budget == 1;
-        let shares = window.min(32);
+        let shares = window.min(arbor_core::InodeConfig::TEZOS.entries);
         let kept = if pressed { shares } else { window + shares } as usize;
         let store = Store::open_with("/s", config).unwrap();
         let id = |n: u64| format!("{:040x}", arbor_core::toolbox::splitmix::mix64(n));

@@ -111,11 +111,91 @@ impl quick_cache::Lifecycle<u64, Cached> for FreeElsewhere {
     }
 }
 
+/// Subtrees the writer's working tree let go of, waiting for the adopting thread; beyond
+/// this many evictions' worth, the evicting thread adopts them itself.
+const ADOPT_QUEUE: usize = 64;
+
+/// Hands the subtrees the writer's working tree lets go of (`tree::evict`) to a thread of
+/// its own, which turns their nodes into the cache's (`tree::let_go`): that work was a third
+/// or more of an eviction's, and an eviction runs on the thread applying the blocks. Until
+/// the thread gets to a subtree, a read of one of its nodes reads its record, and finds
+/// the same node. The thread starts with the first eviction (a reader never evicts) and
+/// ends when the loader is gone.
+#[derive(Debug, Default)]
+pub(crate) struct Adopter {
+    queue: std::sync::OnceLock<Option<std::sync::mpsc::SyncSender<Vec<Evicted>>>>,
+    /// Evictions' subtrees sent and not yet adopted.
+    pending: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl Adopter {
+    /// Has `subtrees` turned into cached nodes of `cache`, on the adopting thread when it
+    /// can take them.
+    fn adopt(&self, cache: &Arc<ObjectCache>, subtrees: Vec<Evicted>) {
+        let queue = self.queue.get_or_init(|| {
+            let (queue, arriving) = std::sync::mpsc::sync_channel::<Vec<Evicted>>(ADOPT_QUEUE);
+            let (cache, pending) = (cache.clone(), self.pending.clone());
+            let spawned = std::thread::Builder::new().name("arbor-adopt".into()).spawn(move || {
+                for subtrees in arriving {
+                    adopt_now(&cache, subtrees);
+                    pending.fetch_sub(1, std::sync::atomic::Ordering::Release);
+                }
+            });
+            spawned.ok().map(|_| queue)
+        });
+        let Some(queue) = queue else { return adopt_now(cache, subtrees) };
+        self.pending.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        match queue.try_send(subtrees) {
+            Ok(()) => {}
+            Err(std::sync::mpsc::TrySendError::Full(s) | std::sync::mpsc::TrySendError::Disconnected(s)) => {
+                self.pending.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+                adopt_now(cache, s)
+            }
+        }
+    }
+
+    /// Tests: waits until the adopting thread has adopted everything sent to it.
+    #[cfg(test)]
+    pub(crate) fn settle(&self) {
+        while self.pending.load(std::sync::atomic::Ordering::Acquire) > 0 {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+    }
+}
+
+/// Turns `subtrees` into cached nodes of `cache`, here.
+fn adopt_now(cache: &ObjectCache, subtrees: Vec<Evicted>) {
+    for subtree in subtrees {
+        crate::tree::let_go(subtree, &|node| cache_evicted(cache, node));
+    }
+}
+
+/// Caches a node a tree let go of, under the offset it was written at.
+fn cache_evicted(cache: &ObjectCache, node: Evicted) {
+    let (offset, weight, object) = match node {
+        Evicted::Value(v) => match v.written() {
+            Some(p) => (p.offset, weight::value(&v), Object::Value(v)),
+            None => return,
+        },
+        Evicted::Dir(d) => match d.persisted() {
+            Some(p) => (p.offset, weight::dir(&d), Object::Dir(d)),
+            None => return,
+        },
+        Evicted::Inode(i) => match i.disk.get() {
+            Some(p) => (p.offset, weight::inode(&i), Object::Inode(i)),
+            None => return,
+        },
+    };
+    cache.insert(offset, Cached { weight: weight as u32, object });
+}
+
 /// Turns log records into tree nodes; shared by every reader of a store.
 #[derive(Debug)]
 pub(crate) struct Loader {
     pub log: Log,
-    pub cache: ObjectCache,
+    pub cache: Arc<ObjectCache>,
+    /// Where the writer's evictions send what they let go of.
+    pub adopter: Adopter,
     /// Id of this store instance (not the persistent store uid): see `Persisted`.
     pub uid: u64,
     pub inode: InodeConfig,
@@ -409,25 +489,6 @@ impl Loader {
         self.corrupt(offset, Corruption::UnexpectedRecordKind { expected, found })
     }
 
-    /// Caches a node a tree let go of, under the offset it was written at.
-    fn cache_evicted(&self, node: Evicted) {
-        let (offset, weight, object) = match node {
-            Evicted::Value(v) => match v.written() {
-                Some(p) => (p.offset, weight::value(&v), Object::Value(v)),
-                None => return,
-            },
-            Evicted::Dir(d) => match d.persisted() {
-                Some(p) => (p.offset, weight::dir(&d), Object::Dir(d)),
-                None => return,
-            },
-            Evicted::Inode(i) => match i.disk.get() {
-                Some(p) => (p.offset, weight::inode(&i), Object::Inode(i)),
-                None => return,
-            },
-        };
-        self.cache.insert(offset, Cached { weight: weight as u32, object });
-    }
-
     pub fn load_value(&self, ptr: &DiskPtr) -> Result<Arc<Value>> {
         if let Some(Cached { object: Object::Value(v), .. }) = self.cache.get(&ptr.offset) {
             return Ok(v);
@@ -576,8 +637,8 @@ impl crate::tree::Source for Loader {
     fn load_inode(&self, offset: u64, hash: &Hash, depth: u32) -> Result<Arc<Inode>> {
         Loader::load_inode(self, offset, hash, depth)
     }
-    fn adopt(&self, node: Evicted) {
-        self.cache_evicted(node);
+    fn adopt(&self, subtrees: Vec<Evicted>) {
+        self.adopter.adopt(&self.cache, subtrees);
     }
     fn superseded(&self, offset: u64) {
         // The tree holds the object too, so that dropping the cache's handle frees nothing.

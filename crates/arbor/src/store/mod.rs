@@ -763,6 +763,43 @@ mod tests {
         w
     }
 
+    /// What the working tree lets go of goes to the cache whole (on the adopting thread): once
+    /// a base of 2,000 accounts has left the working tree, reading every account again reads
+    /// nothing from the log.
+    #[test]
+    fn the_nodes_a_working_tree_lets_go_of_are_read_from_the_cache() {
+        let fs = Arc::new(crate::io::FaultFs::new(Arc::new(MemFs::new()), 7));
+        let store = Store::open_with("/s", Config::default().with_fs(fs.clone()).with_working_commits(4)).unwrap();
+        let id = |n: u64| format!("{:040x}", arbor_core::toolbox::splitmix::mix64(n));
+        let mut tree = store.empty();
+        for n in 0..2_000u64 {
+            tree.add_mut(&["index", &id(n), "balance"], &n.to_le_bytes()).unwrap();
+        }
+        let mut head = store.commit(&tree, &[], 0, "t", "base").unwrap();
+        drop(tree);
+        // Each block checked out from the last (a tree dropped unused takes the working tree
+        // with it), changing one account, well past the window and a cycle of the shares.
+        let mut tree = store.checkout(&head).unwrap();
+        let base_nodes = in_memory(&tree.root);
+        for block in 1..=12u64 {
+            tree.add_mut(&["index", &id(block), "balance"], &(block + 10_000).to_le_bytes()).unwrap();
+            head = store.commit(&tree, &[head], block as i64, "t", "block").unwrap();
+            // (Dropped first: nodes the last block's tree shares cannot be let go of.)
+            drop(tree);
+            tree = store.checkout(&head).unwrap();
+        }
+        let resident = in_memory(&tree.root);
+        assert!(resident * 10 < base_nodes, "{resident} nodes still in memory, {base_nodes} after the base");
+        store.shared.loader.adopter.settle();
+        let ops = fs.ops();
+        for n in 0..2_000u64 {
+            let expected = if (1..=12).contains(&n) { n + 10_000 } else { n };
+            let found = tree.find(&["index", &id(n), "balance"]).unwrap();
+            assert_eq!(found.as_deref(), Some(&expected.to_le_bytes()[..]), "account {n}");
+        }
+        assert_eq!(fs.ops(), ops, "file operations while reading what the working tree let go of");
+    }
+
     /// The working tree holds no more than what the last two windows of commits wrote, though
     /// each checkout visits one share of it: blocks touching different accounts each time
     /// would otherwise keep every account they ever touched in memory.

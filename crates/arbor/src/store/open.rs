@@ -184,7 +184,8 @@ fn open_once(dir: &Path, config: Config) -> Result<Store> {
     let budget = super::budget::Budget::new(config.cache_bytes);
     let loader = Arc::new(Loader {
         log,
-        cache: new_cache(budget.cache_part(0)),
+        cache: Arc::new(new_cache(budget.cache_part(0))),
+        adopter: Default::default(),
         uid: instance,
         inode: control.inode,
         read_only: config.read_only,

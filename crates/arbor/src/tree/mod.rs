@@ -17,7 +17,7 @@ use std::sync::{Arc, OnceLock};
 use arbor_core::{ChildKind, Hash, InodeConfig};
 
 pub(crate) use bindings::Bindings;
-pub(crate) use evict::{evict, Share};
+pub(crate) use evict::{evict, let_go, Share};
 #[cfg(test)]
 pub(crate) use linked::Linked;
 use mutate::Outcome;

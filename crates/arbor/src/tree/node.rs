@@ -719,9 +719,10 @@ pub(crate) trait Source: Send + Sync + std::fmt::Debug {
     fn load_dir(&self, ptr: &DiskPtr) -> Result<Arc<Dir>>;
     /// The inode at `offset`, expected at `depth`.
     fn load_inode(&self, offset: u64, hash: &Hash, depth: u32) -> Result<Arc<Inode>>;
-    /// Takes a written node that a tree lets go of (its children already by offset), so that
-    /// reading it again needs no I/O.
-    fn adopt(&self, node: Evicted);
+    /// Takes written subtrees a tree let go of whole (nothing else holds their tops), so
+    /// that reading them again needs no I/O: each node is to be turned into one a read would
+    /// decode ([`super::let_go`]), here or later, on a thread of the store's.
+    fn adopt(&self, subtrees: Vec<Evicted>);
     /// Told that a tree is about to change the node it read or wrote at `offset`: the store
     /// need not keep that version in memory for it (see `Ctx::own`).
     fn superseded(&self, offset: u64);

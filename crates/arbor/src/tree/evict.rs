@@ -143,6 +143,22 @@ impl Walk<'_> {
         matches!(self.away, Away::Whole(_)) && !stays(written, self.keep_from)
     }
 
+    /// What stays below a node written at `written` once the walk is done with it: nothing
+    /// when it leaves whole ([`Walk::whole`]), else what visiting it (`visit`) leaves; None
+    /// when another tree shares it (`unique` is None), as only what a node holds uniquely can
+    /// be let go of.
+    fn inside<T>(
+        self,
+        written: Option<Persisted>,
+        unique: Option<&mut T>,
+        visit: fn(Self, &mut T) -> u64,
+    ) -> Option<u64> {
+        match unique {
+            Some(_) if self.whole(written) => Some(0),
+            unique => unique.map(|node| visit(self, node)),
+        }
+    }
+
     /// Hands `node`, which left the tree, over.
     fn away(self, node: Evicted) {
         match self.away {
@@ -190,12 +206,7 @@ impl Walk<'_> {
                         continue;
                     }
                     let written = sub.persisted();
-                    // Below a node only what it holds uniquely can be let go of.
-                    let unique = Arc::get_mut(sub.node_mut_keeping_hash());
-                    let inside = match unique {
-                        Some(_) if below.whole(written) => Some(0),
-                        unique => unique.map(|s| below.in_inode(s)),
-                    };
+                    let inside = below.inside(written, Arc::get_mut(sub.node_mut_keeping_hash()), Walk::in_inode);
                     match evictable(written, inside, self.keep_from) {
                         Some(p) => {
                             let hash = *sub.hash();
@@ -235,11 +246,7 @@ impl Walk<'_> {
             },
             Ptr::Dir(d) => {
                 let written = d.persisted();
-                let unique = Arc::get_mut(d.node_mut_keeping_hash());
-                let inside = match unique {
-                    Some(_) if self.whole(written) => Some(0),
-                    unique => unique.map(|d| self.in_dir(d)),
-                };
+                let inside = self.inside(written, Arc::get_mut(d.node_mut_keeping_hash()), Walk::in_dir);
                 match evictable(written, inside, self.keep_from) {
                     Some(p) => (p, ChildKind::Node),
                     None => {

@@ -73,16 +73,23 @@ pub(crate) struct FreeElsewhere {
 
 impl FreeElsewhere {
     fn start() -> FreeElsewhere {
-        let (queue, freed) = std::sync::mpsc::sync_channel::<Cached>(FREE_QUEUE);
-        let spawned = std::thread::Builder::new().name("arbor-free".into()).spawn(move || {
-            // Each object is dropped as it arrives: that is the thread's whole work.
-            for object in freed {
-                drop(object);
-            }
-        });
-        // Without the thread (no threads left to the process), eviction frees in place.
-        FreeElsewhere { queue: spawned.ok().map(|_| queue) }
+        // Each object is dropped as it arrives: that is the thread's whole work. Without the
+        // thread (no threads left to the process), eviction frees in place.
+        FreeElsewhere { queue: worker("arbor-free", FREE_QUEUE, drop) }
     }
+}
+
+/// A thread named `name` that does `work` on each item sent to it, at most `capacity` of
+/// them waiting; None when no thread could be started (the caller then does the work
+/// itself). The thread ends when every sender is gone.
+fn worker<T: Send + 'static>(
+    name: &str,
+    capacity: usize,
+    mut work: impl FnMut(T) + Send + 'static,
+) -> Option<std::sync::mpsc::SyncSender<T>> {
+    let (queue, arriving) = std::sync::mpsc::sync_channel::<T>(capacity);
+    let spawned = std::thread::Builder::new().name(name.into()).spawn(move || arriving.into_iter().for_each(&mut work));
+    spawned.ok().map(|_| queue)
 }
 
 impl std::fmt::Debug for FreeElsewhere {
@@ -133,15 +140,11 @@ impl Adopter {
     /// can take them.
     fn adopt(&self, cache: &Arc<ObjectCache>, subtrees: Vec<Evicted>) {
         let queue = self.queue.get_or_init(|| {
-            let (queue, arriving) = std::sync::mpsc::sync_channel::<Vec<Evicted>>(ADOPT_QUEUE);
             let (cache, pending) = (cache.clone(), self.pending.clone());
-            let spawned = std::thread::Builder::new().name("arbor-adopt".into()).spawn(move || {
-                for subtrees in arriving {
-                    adopt_now(&cache, subtrees);
-                    pending.fetch_sub(1, std::sync::atomic::Ordering::Release);
-                }
-            });
-            spawned.ok().map(|_| queue)
+            worker("arbor-adopt", ADOPT_QUEUE, move |subtrees| {
+                adopt_now(&cache, subtrees);
+                pending.fetch_sub(1, std::sync::atomic::Ordering::Release);
+            })
         });
         let Some(queue) = queue else { return adopt_now(cache, subtrees) };
         self.pending.fetch_add(1, std::sync::atomic::Ordering::Relaxed);

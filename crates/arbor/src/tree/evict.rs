@@ -76,21 +76,13 @@ pub(crate) fn evict(root: &mut Ptr, keep_from: u32, share: Share, source: &dyn S
 pub(crate) fn let_go(node: Evicted, each: &dyn Fn(Evicted)) {
     let held = Cell::new(0);
     let walk = Walk { keep_from: u32::MAX, share: None, weigh: &|_| 0, away: Away::Each(each), held: &held };
-    match node {
-        Evicted::Value(v) => each(Evicted::Value(v)),
-        Evicted::Dir(mut d) => {
-            let inside = Arc::get_mut(&mut d).map(|inner| walk.in_dir(inner));
-            if evictable(d.persisted(), inside, walk.keep_from).is_some() {
-                each(Evicted::Dir(d));
-            }
-        }
-        Evicted::Inode(mut i) => {
-            let inside = Arc::get_mut(&mut i).map(|inner| walk.in_inode(inner));
-            if evictable(i.persisted(), inside, walk.keep_from).is_some() {
-                each(Evicted::Inode(i));
-            }
-        }
-    }
+    // The top goes as a child of the walk does, from a pointer of its own, dropped with
+    // what it still holds when something below it stays.
+    let _stayed = match node {
+        Evicted::Value(v) => return each(Evicted::Value(v)),
+        Evicted::Dir(d) => walk.child(&mut Ptr::dir(d), false),
+        Evicted::Inode(i) => walk.slot(&mut IPtr::mem(i)),
+    };
 }
 
 /// Where the nodes an eviction takes out of the tree go.
@@ -199,30 +191,37 @@ impl Walk<'_> {
                 };
                 let mut kept = 0;
                 for (n, slot) in slots.iter_mut().enumerate() {
-                    let IPtr::Mem(sub) = slot else { continue };
                     if share.is_some_and(|s| !s.has_slot(n)) {
                         // Another share's: in memory, not visited this time.
-                        kept += 1;
+                        kept += u64::from(matches!(slot, IPtr::Mem(_)));
                         continue;
                     }
-                    let written = sub.persisted();
-                    let inside = below.inside(written, Arc::get_mut(sub.node_mut_keeping_hash()), Walk::in_inode);
-                    match evictable(written, inside, self.keep_from) {
-                        Some(p) => {
-                            let hash = *sub.hash();
-                            if let IPtr::Mem(sub) = std::mem::replace(slot, IPtr::Disk { offset: p.offset, hash }) {
-                                self.away(Evicted::Inode(sub.into_node()));
-                            }
-                        }
-                        None => {
-                            if inside.is_some() {
-                                below.hold(Held::Inode(sub));
-                            }
-                            kept += 1 + inside.unwrap_or(0);
-                        }
-                    }
+                    kept += below.slot(slot);
                 }
                 kept
+            }
+        }
+    }
+
+    /// A slot of a Tree inode: its inode evicted when written before `keep_from` and nothing
+    /// below it stays. Returns the nodes that stay in memory, itself included.
+    fn slot(self, slot: &mut IPtr) -> u64 {
+        let IPtr::Mem(sub) = slot else { return 0 };
+        let written = sub.persisted();
+        let inside = self.inside(written, Arc::get_mut(sub.node_mut_keeping_hash()), Walk::in_inode);
+        match evictable(written, inside, self.keep_from) {
+            Some(p) => {
+                let hash = *sub.hash();
+                if let IPtr::Mem(sub) = std::mem::replace(slot, IPtr::Disk { offset: p.offset, hash }) {
+                    self.away(Evicted::Inode(sub.into_node()));
+                }
+                0
+            }
+            None => {
+                if inside.is_some() {
+                    self.hold(Held::Inode(sub));
+                }
+                1 + inside.unwrap_or(0)
             }
         }
     }

@@ -328,7 +328,9 @@ fn next_commit(tree: &Tree, history: &mut History, k: u64) -> (Tree, Vec<Hash>) 
 #[test]
 fn panics_at_each_crash_point() {
     assert_eq!(arbor::store::CrashPoint::COMMIT.len(), 5);
-    for point in arbor::store::CrashPoint::COMMIT {
+    // Lent, and handed over (`commit_owned`: its last records written and synced on another
+    // thread while the commit evicts).
+    for (point, handed_over) in arbor::store::CrashPoint::COMMIT.into_iter().flat_map(|p| [(p, false), (p, true)]) {
         for torn in [TornWrites::None, TornWrites::Keep(3), TornWrites::Garbage(3)] {
             let fs = MemFs::new();
             // Control rewritten at every commit, so that its crash points are on the path.
@@ -339,7 +341,10 @@ fn panics_at_each_crash_point() {
             let s2 = store.clone();
             let r = std::thread::spawn(move || {
                 arbor::store::arm_crash_point(Some(point));
-                s2.commit(&t, &parents, 3, "Tezos", "")
+                match handed_over {
+                    true => s2.commit_owned(t, &parents, 3, b"Tezos", b"").map(|(h, _)| h),
+                    false => s2.commit(&t, &parents, 3, "Tezos", ""),
+                }
             })
             .join();
             let msg = match r {
@@ -348,7 +353,7 @@ fn panics_at_each_crash_point() {
             };
             assert!(msg.contains(point.name()), "unexpected panic at {point}: {msg}");
             drop(store);
-            let what = format!("panic at {point}, then power loss {torn:?}");
+            let what = format!("panic at {point} (handed over: {handed_over}), then power loss {torn:?}");
             let fs2 = fs.crash(torn);
             let store = Store::open_with(DIR, cfg.clone().with_fs(Arc::new(fs2.clone())))
                 .unwrap_or_else(|e| panic!("{what}: open: {e}"));
@@ -421,6 +426,16 @@ fn ops_of<T>(base: &MemFs, cfg: &Config, op: impl FnOnce(&Store) -> arbor::Resul
     (after.writes - before.writes) + (after.syncs - before.syncs)
 }
 
+/// Three commits made and closed on the store `cfg` names; returns their history with a
+/// fourth commit's (block 3) prepared but not made, and that commit's parents.
+fn three_commits_and_a_fourth(cfg: &Config) -> (History, Vec<Hash>) {
+    let store = Store::open_with(DIR, cfg.clone()).unwrap();
+    let (tree, mut history) = small_history(&store, 3);
+    store.close().unwrap();
+    let (_, parents) = next_commit(&tree, &mut history, 3);
+    (history, parents)
+}
+
 /// After a failed operation: the store refuses every write, and the disk (as left, and
 /// after a power loss of each flavour) opens at the previous or the new state, consistently.
 fn check_after_failure(store: Store, fs: &MemFs, cfg: &Config, history: &History, min: usize, what: &str) {
@@ -457,11 +472,7 @@ fn injected_faults_at_each_write_and_sync() {
         let base = MemFs::new();
         let cfg =
             config(&base, Durability::EveryCommit).with_chunk_bytes(chunk_bytes).with_control_every(control_every);
-        let store = Store::open_with(DIR, cfg.clone()).unwrap();
-        let (tree, mut history) = small_history(&store, 3);
-        store.close().unwrap();
-        let (t, parents) = next_commit(&tree, &mut history, 3);
-        drop(t);
+        let (history, parents) = three_commits_and_a_fourth(&cfg);
         // Trees belong to one store instance: each copy's store builds its own.
         let commit = |s: &Store| {
             let t = apply_tree(s.checkout(&parents[0])?, &block_ops(11, 3, 30));
@@ -507,6 +518,47 @@ fn injected_faults_at_each_write_and_sync() {
             });
             assert!(matches!(r, Ok(Err(Error::Io { .. }))), "{what}: {r:?}");
             check_after_failure(store, &fs, &cfg, &history, 4, &what);
+            faults += 1;
+        }
+    }
+    println!("injected faults: {faults} failing operations checked");
+}
+
+/// A tree handed over at its commit (`Store::commit_owned`, as a node does between blocks) has
+/// its last records written, and synced, on a thread of its own while the commit lets go of
+/// the working tree's cold part. Each write and sync of such a commit failing in turn: under
+/// `EveryCommit` the commit fails; under `Pipelined` it fails when the records' write failed,
+/// and otherwise the next change reports the failed sync. Either way the store is poisoned
+/// and the disk reopens at the previous commit or this one.
+#[test]
+fn injected_faults_in_a_commit_of_a_tree_handed_over() {
+    let mut faults = 0;
+    for durability in [Durability::EveryCommit, Durability::Pipelined] {
+        let base = MemFs::new();
+        let cfg = config(&base, durability).with_chunk_bytes(1 << 30).with_control_every(1_000);
+        let (history, parents) = three_commits_and_a_fourth(&cfg);
+        let commit = |s: &Store| {
+            let t = apply_tree(s.checkout(&parents[0])?, &block_ops(11, 3, 30));
+            s.commit_owned(t, &parents, 3, b"Tezos", b"").map(|(h, _)| h)
+        };
+        let n = ops_of(&base, &cfg, |s| {
+            commit(s)?;
+            s.flush()
+        });
+        assert!(n >= 2, "{durability:?}: a commit and a flush make {n} writes and syncs");
+        for k in 1..=n {
+            let what = format!("{durability:?}: handed-over commit with operation {k} of {n} failing");
+            let (r, fs, store) = with_fault(&base, &cfg, k, |s| {
+                let h = commit(s)?;
+                assert_eq!(h, history.commits[3].0, "the commit's hash");
+                s.flush()
+            });
+            match r {
+                Err(_) => panic!("{what}: panicked"),
+                Ok(Ok(())) => panic!("{what}: returned Ok although an I/O operation failed"),
+                Ok(Err(e)) => assert!(matches!(e, Error::Io { .. }), "{what}: {e:?}"),
+            }
+            check_after_failure(store, &fs, &cfg, &history, 3, &what);
             faults += 1;
         }
     }

@@ -533,6 +533,24 @@ pub(crate) struct LogWriter {
     buf_start: u64,
     /// Reused for encoding record bodies.
     pub scratch: Vec<u8>,
+    /// A buffer back from a thread that wrote it ([`LogWriter::give_back`]), to fill next.
+    spare: Vec<u8>,
+}
+
+/// Records handed over by [`LogWriter::hand_over`], not written yet.
+#[derive(Debug)]
+pub(crate) struct Unwritten {
+    chunk: Arc<Chunk>,
+    at: u64,
+    bytes: Vec<u8>,
+}
+
+impl Unwritten {
+    /// Writes the records where they go; returns their buffer, for `LogWriter::give_back`.
+    pub fn write(self) -> std::io::Result<Vec<u8>> {
+        self.chunk.file.write_all_at(&self.bytes, self.at)?;
+        Ok(self.bytes)
+    }
 }
 
 /// Buffered bytes above which `append` writes them out, to bound memory on huge commits.
@@ -542,7 +560,7 @@ impl LogWriter {
     /// A writer appending at `pos` in the last chunk.
     pub fn new(log: &Log, pos: u64) -> LogWriter {
         let chunk = log.chunks().last().cloned().expect("a writable log has a chunk");
-        LogWriter { chunk, pos, buf: Vec::new(), buf_start: pos, scratch: Vec::new() }
+        LogWriter { chunk, pos, buf: Vec::new(), buf_start: pos, scratch: Vec::new(), spare: Vec::new() }
     }
 
     /// Global offset the next record will get.
@@ -586,6 +604,23 @@ impl LogWriter {
     /// The chunk being appended to, so that another thread can sync it.
     pub fn chunk(&self) -> Arc<Chunk> {
         self.chunk.clone()
+    }
+
+    /// The buffered records, handed over for another thread to write ([`Unwritten::write`])
+    /// as `flush` would: the writer goes on as if they were written. Nothing may read them,
+    /// nor sync the chunk, before they are.
+    pub fn hand_over(&mut self) -> Unwritten {
+        let spare = std::mem::take(&mut self.spare);
+        let bytes = std::mem::replace(&mut self.buf, spare);
+        let at = self.buf_start - self.chunk.start;
+        self.buf_start += bytes.len() as u64;
+        Unwritten { chunk: self.chunk.clone(), at, bytes }
+    }
+
+    /// Takes back the buffer of records handed over and written, to fill it again.
+    pub fn give_back(&mut self, mut bytes: Vec<u8>) {
+        bytes.clear();
+        self.spare = bytes;
     }
 
     /// Makes everything flushed durable.

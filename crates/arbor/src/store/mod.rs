@@ -428,12 +428,10 @@ impl Store {
         body.encode(&mut w.log.scratch);
         let offset = w.log.append_scratch(kind::COMMIT)?;
         let hash = commit_hash(&tree_hash, parents, date, author, message);
-        w.log.flush()?;
         let written_at = Instant::now();
-        crash_point(CrashPoint::CommitAfterWrite);
         let keep = sh.config.working_commits > 0 && stats.objects <= WORKING_MAX_RECORDS;
         // The root the store keeps as its working tree; a tree handed over gives it up whole,
-        // and its cold part is let go of here, while the sync runs.
+        // and its cold part is let go of here, while the records are written and synced.
         let (mut root, evict_now) = match committing {
             Committing::Lent(t) => (t.root.clone(), false),
             Committing::Given(t) => (t.into_root(), keep),
@@ -441,8 +439,12 @@ impl Store {
         let evict_now = evict_now && matches!(root, Ptr::Dir(_));
         let seq = w.seq;
         let synced = match sh.config.durability {
-            Durability::EveryCommit if evict_now => w.sync_beside(|| self.evict_working(&mut root, seq))?,
+            durability @ (Durability::EveryCommit | Durability::Pipelined) if evict_now => {
+                w.write_and_sync_beside(durability, || self.evict_working(&mut root, seq))?
+            }
             durability => {
+                w.log.flush()?;
+                crash_point(CrashPoint::CommitAfterWrite);
                 // (Pipelined: the sync has started on its own thread.)
                 let synced = w.sync_by_policy(durability)?;
                 if evict_now {

@@ -26,11 +26,14 @@ pub struct WriteStats {
     pub hashing: Duration,
     /// Encoding the changed nodes and the commit record and handing them to the file, from
     /// the commit's start (including the hashing the writer did itself, and its waits for a
-    /// part the helper was finishing).
+    /// part the helper was finishing). For a tree handed over (`Store::commit_owned`) under
+    /// `EveryCommit` or `Pipelined`, the last buffer of records is handed to the thread that
+    /// writes and syncs it beside the working tree's eviction: its write is not in here.
     pub writing: Duration,
     /// Waiting for durability: the fdatasync of this commit (`EveryCommit`, or `Interval`
     /// when due), or under `Pipelined` the wait for the previous commit's sync plus starting
-    /// this one's.
+    /// this one's. For a tree handed over, the wait after the eviction for the records'
+    /// write and (`EveryCommit`) the sync.
     pub syncing: Duration,
 }
 

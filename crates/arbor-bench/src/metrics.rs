@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use crate::procfs;
 
-/// The I/O counters of /proc/self/io.
+/// The I/O counters of /proc: reads of the calling thread, writes of the whole process.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct IoCounters {
     /// Bytes passed to read-like system calls.
@@ -19,12 +19,21 @@ pub struct IoCounters {
 }
 
 impl IoCounters {
-    /// The current counters of the calling thread (/proc/thread-self/io): the replay reads
-    /// its trace on another thread, whose I/O is not the store's.
+    /// The current counters: reads of the calling thread (/proc/thread-self/io), as the
+    /// replay reads its trace on another thread, whose reads are not the store's; writes of
+    /// the whole process (/proc/self/io), as the store writes its records on threads of its
+    /// own (the sync thread writes a commit's last buffer) and nothing else in a replay writes
+    /// (but the progress display, when shown: a few bytes a block).
     pub fn now() -> IoCounters {
-        let text = procfs::read("/proc/thread-self/io").unwrap_or_default();
-        let f = |key| procfs::field_u64(&text, key).unwrap_or(0);
-        IoCounters { rchar: f("rchar"), wchar: f("wchar"), syscr: f("syscr"), syscw: f("syscw") }
+        let thread = procfs::read("/proc/thread-self/io").unwrap_or_default();
+        let process = procfs::read("/proc/self/io").unwrap_or_default();
+        let f = |text: &str, key| procfs::field_u64(text, key).unwrap_or(0);
+        IoCounters {
+            rchar: f(&thread, "rchar"),
+            wchar: f(&process, "wchar"),
+            syscr: f(&thread, "syscr"),
+            syscw: f(&process, "syscw"),
+        }
     }
 
     /// Counters accumulated since `earlier`.

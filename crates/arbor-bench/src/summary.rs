@@ -35,11 +35,12 @@ pub struct BlockSample {
     /// Bytes read by the replaying thread during the block (`rchar` of /proc/thread-self/io;
     /// includes the few hundred bytes of reading that file and /proc/self/statm).
     pub read_bytes: u64,
-    /// Bytes written by the replaying thread during the block (`wchar`).
+    /// Bytes written by the process during the block (`wchar` of /proc/self/io: the store
+    /// writes a commit's last records on its sync thread).
     pub write_bytes: u64,
-    /// Read system calls during the block (`syscr`).
+    /// Read system calls of the replaying thread during the block (`syscr`).
     pub read_syscalls: u64,
-    /// Write system calls during the block (`syscw`).
+    /// Write system calls of the process during the block (`syscw`).
     pub write_syscalls: u64,
     /// A garbage collection was running in the background during the block.
     pub gc_running: bool,

@@ -43,6 +43,23 @@ fn html_and_json_reports_of_a_small_replay() {
     }
 }
 
+/// The bytes a replay reports written cover what its store appended: the store writes a
+/// commit's last records on its sync thread, not on the replaying one, and the counters of
+/// the replaying thread alone once reported 48 bytes a block.
+#[test]
+fn a_replay_reports_the_bytes_its_store_wrote() {
+    if std::fs::read_to_string("/proc/self/io").is_err() {
+        return; // No I/O counters here: they read as zero.
+    }
+    let recorded = record_random(6, 5);
+    let store_dir = tempfile::tempdir().unwrap();
+    let (_, report) = replay_into(&recorded.trace, store_dir.path()).unwrap();
+    let written: u64 = report.blocks.iter().map(|b| b.write_bytes).sum();
+    let appended: u64 = report.blocks.iter().map(|b| b.appended_bytes).sum();
+    assert!(appended > 0, "the replay appended nothing");
+    assert!(written >= appended, "{written} bytes reported written, {appended} appended");
+}
+
 /// A long run with periodic slow blocks, made up rather than measured.
 fn long_report(blocks: u64) -> ReplayReport {
     let samples: Vec<BlockSample> = (1..=blocks)

@@ -275,8 +275,10 @@ fn io_per_block(b: &[BlockSample], base: Option<&[BlockSample]>) -> io::Result<S
         y_fmt: ticks::label,
     };
     let note = format!(
-        "Bytes the process passed to read and write system calls during each block (rchar and wchar of \
-         /proc/self/io; page-cache hits included).{}{}",
+        "Bytes passed to read system calls by the replaying thread (rchar of /proc/thread-self/io: the \
+         trace is read on another thread) and to write system calls by the process (wchar of \
+         /proc/self/io: the store writes on threads of its own) during each block; page-cache hits \
+         included.{}{}",
         sampled_note(b),
         baseline_note(base)
     );

@@ -151,13 +151,7 @@ impl PendingSync {
     /// Starts the thread: it writes `unwritten` (if any), then syncs `chunk`.
     fn start(chunk: Arc<Chunk>, unwritten: Option<Unwritten>) -> Result<PendingSync> {
         let (tx, done) = mpsc::sync_channel(1);
-        let (written_tx, written) = match unwritten {
-            Some(_) => {
-                let (tx, rx) = mpsc::sync_channel(1);
-                (Some(tx), Some(rx))
-            }
-            None => (None, None),
-        };
+        let (written_tx, written) = unwritten.as_ref().map(|_| mpsc::sync_channel(1)).unzip();
         let file = chunk.file.clone();
         std::thread::Builder::new()
             .name("arbor-sync".into())

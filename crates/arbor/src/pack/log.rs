@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 use parking_lot::RwLock;
 
+use super::frames::{frame_corruption, ChunkFrames, Next};
 use super::prefix::Prefix;
 use super::record::{parse_frame, DecodeError, FrameError};
 use crate::error::{io_err, Corruption, Error, Result};
@@ -29,8 +30,6 @@ pub(crate) const FORMAT_VERSION: u32 = 3;
 /// calls (300 blocks at 30M values: 1,780 reads a block with 512 bytes, 1,495 with 2 KiB, 1,482
 /// with 4 KiB, and about 1.5 ms less CPU a block with 4 KiB).
 const FIRST_READ: usize = 4096;
-/// Bytes read at a time by sequential scans.
-const SCAN_BLOCK: usize = 1 << 20;
 /// Subdirectory of `pack/` holding the lower layer of an archive store.
 pub(crate) const LOWER_DIR: &str = "lower";
 
@@ -377,42 +376,22 @@ impl Log {
     /// Calls `f(offset, kind, body)` for every complete record in `[from, to)`, in order;
     /// `from` must be a record start at or above the GC floor.
     pub fn for_each_record(&self, from: u64, to: u64, f: &mut RecordVisitor<'_>) -> Result<()> {
-        let mut pos = from;
         let chunks = self.chunks();
         for (i, chunk) in chunks.iter().enumerate() {
             let chunk_end = chunks.get(i + 1).map_or(to, |n| n.start.min(to));
-            if chunk_end <= pos {
+            if chunk_end <= from {
                 continue;
             }
-            pos = pos.max(chunk.start + CHUNK_HEADER_LEN);
-            let mut buf: Vec<u8> = Vec::new();
-            let mut buf_at = pos;
-            while pos < chunk_end {
-                let rel = (pos - buf_at) as usize;
-                let frame = match parse_frame(&buf[rel..]) {
-                    Ok(fr) => fr,
-                    Err(FrameError::NeedMore(n)) => {
-                        let avail = (chunk_end - pos) as usize;
-                        if n > avail || buf.len() - rel >= avail {
-                            let kind = Corruption::Truncated;
-                            return Err(Error::Corrupt { file: chunk.path.clone(), offset: pos - chunk.start, kind });
-                        }
-                        buf.drain(..rel);
-                        buf_at = pos;
-                        let old = buf.len();
-                        let want = n.max(SCAN_BLOCK).min(avail) - old;
-                        buf.resize(old + want, 0);
-                        let at = pos - chunk.start + old as u64;
-                        chunk.file.read_exact_at(&mut buf[old..], at).map_err(io_err("reading", &chunk.path))?;
-                        continue;
+            let mut frames = ChunkFrames::new(chunk, from.max(chunk.start + CHUNK_HEADER_LEN), chunk_end);
+            loop {
+                match frames.next_frame()? {
+                    Next::Frame(frame) => f(frame.offset, frame.kind, frame.body)?,
+                    Next::End => break,
+                    Next::Damaged(kind) => {
+                        let offset = frames.pos() - chunk.start;
+                        return Err(Error::Corrupt { file: chunk.path.clone(), offset, kind });
                     }
-                    Err(e) => {
-                        let kind = frame_corruption(e);
-                        return Err(Error::Corrupt { file: chunk.path.clone(), offset: pos - chunk.start, kind });
-                    }
-                };
-                f(pos, frame.kind, &buf[rel + frame.body_start..rel + frame.body_start + frame.body_len])?;
-                pos += frame.total as u64;
+                }
             }
         }
         Ok(())
@@ -511,15 +490,6 @@ pub(crate) struct GcView {
     pub prefix: Option<Arc<Prefix>>,
     /// Archive mode: chunks below the floor were moved to the lower layer, not removed.
     pub archive: bool,
-}
-
-/// The corruption a frame error means once no more bytes can come.
-pub(crate) fn frame_corruption(e: FrameError) -> Corruption {
-    match e {
-        FrameError::NeedMore(_) => Corruption::Truncated,
-        FrameError::BadLength => Corruption::RecordLength,
-        FrameError::Checksum { stored, computed } => Corruption::Checksum { stored, computed },
-    }
 }
 
 /// Appends records at the end of the log, buffering them until `flush`.

@@ -3,8 +3,9 @@
 use arbor_core::{commit_hash, Hash};
 
 use crate::error::{io_err, Corruption, Error, Result};
-use crate::pack::log::{frame_corruption, Log, CHUNK_HEADER_LEN};
-use crate::pack::record::{kind, parse_frame, CommitBody, FrameError, HeadBody, COMMIT_SYNCED_ALONE};
+use crate::pack::frames::{ChunkFrames, Next};
+use crate::pack::log::{Log, CHUNK_HEADER_LEN};
+use crate::pack::record::{kind, parse_frame, CommitBody, HeadBody, COMMIT_SYNCED_ALONE};
 
 /// What the scan found after the starting offset, in log order.
 #[derive(Debug, Default)]
@@ -17,9 +18,6 @@ pub(crate) struct Scan {
     /// tail (or bit rot, which `open` tells apart with the commit index).
     pub stopped: Option<(u64, Corruption)>,
 }
-
-/// Bytes read at a time while scanning.
-const BLOCK: usize = 1 << 20;
 
 /// Scans every record from `start` to the end of the chunk files, stopping at the first
 /// record that is torn, fails its checksum or does not decode. Objects after the last commit
@@ -49,61 +47,29 @@ pub(crate) fn scan(log: &Log, start: u64, detect_rot: bool) -> Result<Scan> {
                 out.valid_end = pos;
             }
         }
-        let mut buf: Vec<u8> = Vec::new();
-        let mut buf_at = pos;
-        let mut failure = None;
-        loop {
-            let rel = (pos - buf_at) as usize;
-            if pos >= chunk_end {
-                break;
-            }
-            let frame = match parse_frame(&buf[rel..]) {
-                Ok(f) => f,
-                Err(FrameError::NeedMore(n)) => {
-                    let have = buf.len() - rel;
-                    let avail = (chunk_end - pos) as usize;
-                    if have >= avail || n > avail {
-                        failure = Some(Corruption::Truncated);
-                        break;
-                    }
-                    let want = n.max(BLOCK).min(avail) - have;
-                    buf.drain(..rel);
-                    buf_at = pos;
-                    let old = buf.len();
-                    buf.resize(old + want, 0);
-                    let at = pos - chunk.start + old as u64;
-                    chunk.file.read_exact_at(&mut buf[old..], at).map_err(io_err("reading", &chunk.path))?;
-                    continue;
-                }
-                Err(e) => {
-                    failure = Some(frame_corruption(e));
-                    break;
-                }
+        let mut frames = ChunkFrames::new(chunk, pos, chunk_end);
+        let failure = loop {
+            let frame = match frames.next_frame()? {
+                Next::Frame(frame) => frame,
+                Next::End => break None,
+                Next::Damaged(kind) => break Some(kind),
             };
-            let body = &buf[rel + frame.body_start..rel + frame.body_start + frame.body_len];
-            let next = pos + frame.total as u64;
             match frame.kind {
-                kind::COMMIT => match CommitBody::decode(body) {
+                kind::COMMIT => match CommitBody::decode(frame.body) {
                     Ok(c) => {
                         let parents: Vec<Hash> = c.parents.iter().map(|p| p.0).collect();
                         let h = commit_hash(&c.tree_hash, &parents, c.date, &c.author, &c.message);
-                        out.commits.push((h, pos));
-                        out.valid_end = next;
+                        out.commits.push((h, frame.offset));
+                        out.valid_end = frame.next;
                     }
-                    Err(e) => {
-                        failure = Some(e.into());
-                        break;
-                    }
+                    Err(e) => break Some(e.into()),
                 },
-                kind::HEAD => match HeadBody::decode(body) {
+                kind::HEAD => match HeadBody::decode(frame.body) {
                     Ok(h) => {
-                        out.heads.push((pos, h));
-                        out.valid_end = next;
+                        out.heads.push((frame.offset, h));
+                        out.valid_end = frame.next;
                     }
-                    Err(e) => {
-                        failure = Some(e.into());
-                        break;
-                    }
+                    Err(e) => break Some(e.into()),
                 },
                 kind::CONTENTS
                 | kind::FLAT_DIR
@@ -112,14 +78,11 @@ pub(crate) fn scan(log: &Log, start: u64, detect_rot: bool) -> Result<Scan> {
                 | kind::FLAT_DIR_DELTA
                 | kind::INODE_VALUES_DELTA
                 | kind::INODE_TREE_DELTA => {}
-                k => {
-                    failure = Some(Corruption::UnknownRecordKind(k));
-                    break;
-                }
+                k => break Some(Corruption::UnknownRecordKind(k)),
             }
-            pos = next;
-        }
+        };
         if let Some(kind) = failure {
+            let pos = frames.pos();
             if detect_rot {
                 // A later chunk with records proves this one was complete and synced when the
                 // writer moved on (it syncs before rolling): the damage is not a torn tail.

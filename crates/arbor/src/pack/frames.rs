@@ -125,8 +125,11 @@ mod tests {
         Chunk { start, file: Arc::clone(&file), path }
     }
 
-    /// Every frame of `frames`, then what stopped them.
-    fn all(frames: &mut ChunkFrames<'_>) -> (Vec<(u64, u64, u8, Vec<u8>)>, Option<(u64, Corruption)>) {
+    /// A frame found: where it starts and ends, its kind and its body.
+    type Found = (u64, u64, u8, Vec<u8>);
+
+    /// Every frame of `frames`, then what stopped them (where, and what was wrong).
+    fn all(frames: &mut ChunkFrames<'_>) -> (Vec<Found>, Option<(u64, Corruption)>) {
         let mut found = Vec::new();
         loop {
             match frames.next_frame().unwrap() {

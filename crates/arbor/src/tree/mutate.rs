@@ -94,10 +94,7 @@ impl Ctx {
                 let r = self.own(root, Inode::persisted);
                 let o = self.set_in_inode(r, step, rest, new, &mut fresh, parent)?;
                 if r.count <= u64::from(self.cfg.stable_hash) {
-                    let mut all = Vec::with_capacity(r.count as usize);
-                    self.collect(r, &mut all)?;
-                    all.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-                    dir.body = DirBody::Flat(Bindings::from_sorted(all));
+                    dir.body = DirBody::Flat(self.sorted_bindings(r)?);
                     // No flat record of this directory is a base for the next write.
                     dir.lineage = Lineage::default();
                 }
@@ -232,10 +229,7 @@ impl Ctx {
                 }
                 if node.count <= u64::from(self.cfg.entries) {
                     // Too few bindings left for a Tree inode: the canonical form is Values.
-                    let mut all = Vec::with_capacity(node.count as usize);
-                    self.collect(node, &mut all)?;
-                    all.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-                    node.body = InodeBody::Values(Bindings::from_sorted(all));
+                    node.body = InodeBody::Values(self.sorted_bindings(node)?);
                     node.lineage = Lineage::default();
                 }
                 Ok(if o == Outcome::Emptied { Outcome::Changed } else { o })

@@ -91,6 +91,15 @@ impl Ctx {
         Ok(())
     }
 
+    /// Every binding below `node`, sorted by step: the bindings of an inode tree that shrank
+    /// to a size held in one node (a Values inode, or a flat directory).
+    pub fn sorted_bindings(&self, node: &Inode) -> Result<Bindings> {
+        let mut all = Vec::with_capacity(node.count as usize);
+        self.collect(node, &mut all)?;
+        all.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        Ok(Bindings::from_sorted(all))
+    }
+
     /// Calls `f` on each binding of `dir` in storage order (sorted for flat directories,
     /// inode order for large ones); stops early when `f` returns false.
     pub fn each_entry(&self, dir: &Dir, f: &mut dyn FnMut(&Step, &Ptr) -> Result<bool>) -> Result<bool> {

@@ -90,18 +90,9 @@ impl<'c> ChunkFrames<'c> {
                     let path = &self.chunk.path;
                     self.chunk.file.read_exact_at(&mut self.buf[have..], at).map_err(io_err("reading", path))?;
                 }
-                Err(e) => return Ok(Next::Damaged(frame_corruption(e))),
+                Err(e) => return Ok(Next::Damaged(e.into())),
             }
         }
-    }
-}
-
-/// The corruption a frame error means once no more bytes can come.
-pub(crate) fn frame_corruption(e: FrameError) -> Corruption {
-    match e {
-        FrameError::NeedMore(_) => Corruption::Truncated,
-        FrameError::BadLength => Corruption::RecordLength,
-        FrameError::Checksum { stored, computed } => Corruption::Checksum { stored, computed },
     }
 }
 

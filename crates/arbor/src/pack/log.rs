@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use parking_lot::RwLock;
 
-use super::frames::{frame_corruption, ChunkFrames, Next};
+use super::frames::{ChunkFrames, Next};
 use super::prefix::Prefix;
 use super::record::{parse_frame, DecodeError, FrameError};
 use crate::error::{io_err, Corruption, Error, Result};
@@ -467,9 +467,9 @@ pub(crate) fn read_frame(file: &dyn File, path: &Path, at: u64, avail: u64) -> R
             let have = buf.len();
             buf.resize(n, 0);
             file.read_exact_at(&mut buf[have..], at + have as u64).map_err(io_err("reading", path))?;
-            parse_frame(&buf).map_err(|e| corrupt(frame_corruption(e)))?
+            parse_frame(&buf).map_err(|e| corrupt(e.into()))?
         }
-        Err(e) => return Err(corrupt(frame_corruption(e))),
+        Err(e) => return Err(corrupt(e.into())),
     };
     buf.truncate(frame.total);
     Ok((frame.kind, buf, frame.body_start..frame.body_start + frame.body_len))

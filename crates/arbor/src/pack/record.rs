@@ -198,6 +198,17 @@ pub(crate) enum DecodeError {
     UnknownKind(u8),
 }
 
+/// The corruption a frame error means once no more bytes can come.
+impl From<FrameError> for Corruption {
+    fn from(e: FrameError) -> Corruption {
+        match e {
+            FrameError::NeedMore(_) => Corruption::Truncated,
+            FrameError::BadLength => Corruption::RecordLength,
+            FrameError::Checksum { stored, computed } => Corruption::Checksum { stored, computed },
+        }
+    }
+}
+
 impl From<DecodeError> for Corruption {
     fn from(e: DecodeError) -> Corruption {
         match e {

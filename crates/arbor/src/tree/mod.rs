@@ -1,5 +1,6 @@
 //! Trees: immutable, cheaply cloned snapshots of a context (Tezos `Context.tree`).
 
+mod batched;
 mod bindings;
 mod evict;
 mod height;

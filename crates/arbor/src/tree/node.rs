@@ -205,6 +205,11 @@ impl Value {
         self.hash.get_or_init(|| contents_hash(&self.bytes))
     }
 
+    /// Records the value's hash, computed elsewhere (`tree::batched`).
+    pub fn know_hash(&self, hash: Hash) {
+        let _ = self.hash.set(hash);
+    }
+
     /// Where the value's own record is, if it has one.
     pub fn written(&self) -> Option<&Persisted> {
         self.disk.get().map(|p| &**p)
@@ -266,6 +271,16 @@ impl Small {
 
     pub fn hash(&self) -> &Hash {
         self.hash.get_or_init(|| contents_hash(self.bytes()))
+    }
+
+    /// The hash, if computed already.
+    pub fn cached_hash(&self) -> Option<&Hash> {
+        self.hash.get()
+    }
+
+    /// Records the value's hash, computed elsewhere (`tree::batched`).
+    pub fn know_hash(&self, hash: Hash) {
+        let _ = self.hash.set(hash);
     }
 
     /// The value as a [`Value`] of its own (for callers that share values by reference).
@@ -444,6 +459,11 @@ impl Dir {
             DirBody::Large(i) => self.hash.get().or_else(|| i.hash.get()),
         }
     }
+
+    /// Records the hash of a flat directory, computed elsewhere (`tree::batched`).
+    pub fn know_hash(&self, hash: Hash) {
+        let _ = self.hash.set(hash);
+    }
 }
 
 impl Hashed for Dir {
@@ -551,7 +571,25 @@ impl Inode {
     }
 
     pub fn hash(&self) -> &Hash {
-        self.hash.get_or_init(|| match &self.body {
+        self.hash.get_or_init(|| self.compute_hash())
+    }
+
+    /// The hash, computed by `below` first hashing every changed node under this one (and
+    /// then from their hashes): a second caller meanwhile waits for it, as for [`Inode::hash`].
+    pub fn hash_below_first(&self, below: impl FnOnce()) -> &Hash {
+        self.hash.get_or_init(|| {
+            below();
+            self.compute_hash()
+        })
+    }
+
+    /// Records the hash, computed elsewhere (`tree::batched`).
+    pub fn know_hash(&self, hash: Hash) {
+        let _ = self.hash.set(hash);
+    }
+
+    fn compute_hash(&self) -> Hash {
+        match &self.body {
             InodeBody::Values(entries) => {
                 warm(entries, Reading::Hashes);
                 children_first(entries.iter().filter_map(|(_, p)| match p {
@@ -570,12 +608,18 @@ impl Inode {
                 } else {
                     children_first(dirty);
                 }
-                let n = slots.iter().filter(|s| !matches!(s, IPtr::Empty)).count();
-                let it = slots.iter().enumerate().filter_map(|(i, s)| s.hash().map(|h| (i as u32, h)));
-                inode_tree_hash(self.depth, self.count, ExactLen { inner: it, len: n })
+                inode_tree_hash(self.depth, self.count, filled_slots(slots))
             }
-        })
+        }
     }
+}
+
+/// The hashes of the slots of a Tree inode that are not empty, with their indexes, as the
+/// inode's hash takes them.
+pub(crate) fn filled_slots(slots: &[IPtr]) -> impl ExactSizeIterator<Item = (u32, &Hash)> {
+    let n = slots.iter().filter(|s| !matches!(s, IPtr::Empty)).count();
+    let it = slots.iter().enumerate().filter_map(|(i, s)| s.hash().map(|h| (i as u32, h)));
+    ExactLen { inner: it, len: n }
 }
 
 impl Hashed for Inode {

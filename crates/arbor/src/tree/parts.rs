@@ -4,6 +4,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+use super::batched;
 use super::node::{hashing_alone, Dir, DirBody, IPtr, Inode, InodeBody, Ptr};
 
 /// The parts of a changed tree that can be hashed apart from each other while the commit
@@ -88,7 +89,7 @@ impl Parts {
         hashing_alone(|| {
             for (i, unit) in self.units.iter().enumerate() {
                 if self.claim(i) {
-                    unit.hash();
+                    batched::hash(unit);
                 }
             }
         });
@@ -109,7 +110,7 @@ impl Parts {
                 // Without a part of its own to hash, the writer waits for the helper's first
                 // (a second caller of a hash being computed waits for it).
                 let next = mine.unwrap_or(first);
-                self.units[next].hash();
+                batched::hash(&self.units[next]);
                 next
             });
             write(&self.units[next])?;

@@ -241,6 +241,8 @@ pub struct HashBatch {
     bytes: Vec<u8>,
     /// Where each input ends in `bytes`.
     ends: Vec<usize>,
+    /// The hashes of the last inputs hashed ([`HashBatch::finish`]).
+    hashes: Vec<Hash>,
 }
 
 impl HashBatch {
@@ -296,8 +298,9 @@ impl HashBatch {
         self.close();
     }
 
-    /// The hash of each input, in the order they were added; the batch is left empty.
-    pub fn finish(&mut self) -> Vec<Hash> {
+    /// The hash of each input, in the order they were added; the batch is left empty, its
+    /// buffers kept for the next inputs.
+    pub fn finish(&mut self) -> &[Hash] {
         let mut params = blake2b_simd::Params::new();
         params.hash_length(Hash::LEN);
         let mut start = 0;
@@ -307,17 +310,16 @@ impl HashBatch {
             start = end;
         }
         blake2b_simd::many::hash_many(jobs.iter_mut());
-        let hashes = jobs
-            .iter()
-            .map(|job| {
-                let mut out = [0u8; 32];
-                out.copy_from_slice(job.to_hash().as_bytes());
-                Hash(out)
-            })
-            .collect();
+        self.hashes.clear();
+        self.hashes.extend(jobs.iter().map(|job| {
+            let mut out = [0u8; 32];
+            out.copy_from_slice(job.to_hash().as_bytes());
+            Hash(out)
+        }));
+        drop(jobs);
         self.bytes.clear();
         self.ends.clear();
-        hashes
+        &self.hashes
     }
 }
 

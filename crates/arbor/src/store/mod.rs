@@ -376,18 +376,19 @@ impl Store {
         // first. A tree with fewer than two parts is hashed first, from the root down, its top
         // in parallel (`prehash`), then written.
         let parts = crate::tree::Parts::of(&tree.root);
+        let [mine, helpers] = &mut w.hash_batches;
         let mut p = sh.persister(&mut w.log, w.seq);
         let (written, hashed) = std::thread::scope(|scope| {
             let helper = (parts.len() >= 2).then(|| {
                 scope.spawn(|| {
-                    parts.help();
+                    parts.help(helpers);
                     Instant::now()
                 })
             });
             match helper {
                 Some(helper) => {
                     let written = crate::tree::hashing_alone(|| {
-                        parts.write_each(|part| p.inode_offset(part).map(drop))?;
+                        parts.write_each(mine, |part| p.inode_offset(part).map(drop))?;
                         p.root(tree)
                     });
                     // Every part is hashed by the time the root is written.

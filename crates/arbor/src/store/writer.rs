@@ -15,7 +15,7 @@ use super::Shared;
 use crate::config::Durability;
 use crate::error::{io_err, Error, Result};
 use crate::pack::log::{Chunk, LogWriter, Unwritten};
-use arbor_core::Hash;
+use arbor_core::{Hash, HashBatch};
 
 /// State only the writer touches.
 #[derive(Debug)]
@@ -35,6 +35,9 @@ pub(super) struct Writer {
     /// The index entry of the commit that sync makes durable, appended once it has: an
     /// index entry is recovery's proof that its commit was durable (`open::check_not_bit_rot`).
     pending_entry: Option<(Hash, u64)>,
+    /// The buffers the commit's two hashing threads gather node inputs in (`tree::Parts`),
+    /// kept from commit to commit: the helper is a new thread each time.
+    pub hash_batches: [HashBatch; 2],
 }
 
 /// An fdatasync running on a thread of its own, after writing the records handed to it.
@@ -60,6 +63,7 @@ impl Writer {
             pending: None,
             waited: Duration::ZERO,
             pending_entry: None,
+            hash_batches: [HashBatch::new(), HashBatch::new()],
         }
     }
 

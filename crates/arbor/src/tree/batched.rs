@@ -18,18 +18,14 @@ use super::bindings::Bindings;
 use super::node::{filled_slots, warm, Dir, DirBody, IPtr, Inode, InodeBody, Ptr, Reading, Small, Value};
 
 /// Computes the hash of `unit` (a commit's part), hashing the changed nodes below it in
-/// ranks first. Another thread asking for `unit`'s hash meanwhile waits for it.
-pub(crate) fn hash(unit: &Inode) -> &Hash {
+/// ranks first, their inputs in `batch`. Another thread asking for `unit`'s hash meanwhile
+/// waits for it.
+pub(crate) fn hash<'a>(unit: &'a Inode, batch: &mut HashBatch) -> &'a Hash {
     unit.hash_below_first(|| {
         let mut ranks = Ranks::default();
         ranks.below_inode(unit);
-        ranks.hash();
+        ranks.hash(batch);
     })
-}
-
-thread_local! {
-    /// Each thread's buffer of hash inputs, kept from one part to the next.
-    static BATCH: std::cell::RefCell<HashBatch> = std::cell::RefCell::new(HashBatch::new());
 }
 
 /// A value whose hash is not known yet.
@@ -130,23 +126,14 @@ impl<'a> Ranks<'a> {
     }
 
     /// Hashes the values, then the nodes rank by rank, recording each hash.
-    fn hash(mut self) {
-        BATCH.with(|batch| match batch.try_borrow_mut() {
-            Ok(mut batch) => self.hash_in(&mut batch),
-            // Only a part's hashing takes the buffer, and it computes no other part's hash;
-            // should that change, a fresh buffer is still right.
-            Err(_) => self.hash_in(&mut HashBatch::new()),
-        });
-    }
-
-    fn hash_in(&mut self, batch: &mut HashBatch) {
+    fn hash(mut self, batch: &mut HashBatch) {
         for job in &self.values {
             batch.contents(match job {
                 ValueJob::Value(v) => &v.bytes,
                 ValueJob::Small(v) => v.bytes(),
             });
         }
-        for (job, hash) in self.values.iter().zip(batch.finish()) {
+        for (job, &hash) in self.values.iter().zip(batch.finish()) {
             match job {
                 ValueJob::Value(v) => v.know_hash(hash),
                 ValueJob::Small(v) => v.know_hash(hash),
@@ -167,7 +154,7 @@ impl<'a> Ranks<'a> {
                     NodeJob::Tree(inode, slots) => batch.inode_tree(inode.depth, inode.count, filled_slots(slots)),
                 }
             }
-            for ((_, job), hash) in rank.iter().zip(batch.finish()) {
+            for ((_, job), &hash) in rank.iter().zip(batch.finish()) {
                 match job {
                     NodeJob::Flat(dir, _) => dir.know_hash(hash),
                     NodeJob::Values(inode, _) | NodeJob::Tree(inode, _) => inode.know_hash(hash),
@@ -219,8 +206,9 @@ mod tests {
     /// The hash of `t` with each part hashed in ranks first, as a commit hashes it.
     fn hash_in_parts(t: &Tree) -> Hash {
         let units = hash_units(&t.root);
+        let mut batch = arbor_core::HashBatch::new();
         for unit in &units {
-            super::hash(unit);
+            super::hash(unit, &mut batch);
         }
         t.hash()
     }

@@ -4,6 +4,8 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+use arbor_core::HashBatch;
+
 use super::batched;
 use super::node::{hashing_alone, Dir, DirBody, IPtr, Inode, InodeBody, Ptr};
 
@@ -84,12 +86,13 @@ impl Parts {
         !self.claimed[i].load(Ordering::Relaxed) && !self.claimed[i].swap(true, Ordering::AcqRel)
     }
 
-    /// The helper's side: hashes every part nobody has taken, first to last.
-    pub fn help(&self) {
+    /// The helper's side: hashes every part nobody has taken, first to last, the inputs of
+    /// their nodes in `batch`.
+    pub fn help(&self, batch: &mut HashBatch) {
         hashing_alone(|| {
             for (i, unit) in self.units.iter().enumerate() {
                 if self.claim(i) {
-                    batched::hash(unit);
+                    batched::hash(unit, batch);
                 }
             }
         });
@@ -98,8 +101,13 @@ impl Parts {
     /// The writer's side: calls `write` on every part once it is hashed, the parts the
     /// helper has finished first; hashes a part itself when none is ready and one is left
     /// that nobody has started, and otherwise waits for the first part the helper holds.
-    /// Stops at the first error `write` returns.
-    pub fn write_each<E>(&self, mut write: impl FnMut(&Inode) -> Result<(), E>) -> Result<(), E> {
+    /// Stops at the first error `write` returns. The inputs of the nodes it hashes go in
+    /// `batch`.
+    pub fn write_each<E>(
+        &self,
+        batch: &mut HashBatch,
+        mut write: impl FnMut(&Inode) -> Result<(), E>,
+    ) -> Result<(), E> {
         let mut written = vec![false; self.units.len()];
         // Parts before this one are all written.
         let mut first = 0;
@@ -110,7 +118,7 @@ impl Parts {
                 // Without a part of its own to hash, the writer waits for the helper's first
                 // (a second caller of a hash being computed waits for it).
                 let next = mine.unwrap_or(first);
-                batched::hash(&self.units[next]);
+                batched::hash(&self.units[next], batch);
                 next
             });
             write(&self.units[next])?;

@@ -7,7 +7,7 @@
 use crate::caml::caml_hash;
 use alloc::vec::Vec;
 
-use crate::hash::{blake2b_state, finish, Feed, Hash};
+use crate::hash::{blake2b_state, finish, Feed, Hash, Pieces};
 
 /// What a directory entry points to; it changes the entry's encoding.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -213,18 +213,18 @@ impl Input for Feed {
     }
 }
 
-impl Input for Vec<u8> {
+impl Input for Pieces {
     #[inline(always)]
     fn put(&mut self, bytes: &[u8]) {
-        self.extend_from_slice(bytes);
+        Pieces::put(self, bytes);
     }
     #[inline(always)]
     fn put_byte(&mut self, b: u8) {
-        self.push(b);
+        Pieces::put_byte(self, b);
     }
     #[inline(always)]
     fn put_leb(&mut self, n: u64) {
-        crate::leb128::write_u64(self, n);
+        Pieces::put_leb(self, n);
     }
 }
 
@@ -238,7 +238,7 @@ impl Input for Vec<u8> {
 #[derive(Debug, Default)]
 pub struct HashBatch {
     /// The inputs, one after the other.
-    bytes: Vec<u8>,
+    bytes: Pieces,
     /// Where each input ends in `bytes`.
     ends: Vec<usize>,
     /// The hashes of the last inputs hashed ([`HashBatch::finish`]).
@@ -306,7 +306,7 @@ impl HashBatch {
         let mut start = 0;
         let mut jobs: Vec<blake2b_simd::many::HashManyJob<'_>> = Vec::with_capacity(self.ends.len());
         for &end in &self.ends {
-            jobs.push(blake2b_simd::many::HashManyJob::new(&params, &self.bytes[start..end]));
+            jobs.push(blake2b_simd::many::HashManyJob::new(&params, &self.bytes.as_slice()[start..end]));
             start = end;
         }
         blake2b_simd::many::hash_many(jobs.iter_mut());

@@ -11,6 +11,8 @@
 //! A commit's parts (`tree::Parts`) are hashed this way; everything else (a tree's hash
 //! outside a commit, the few directories above the parts) node by node.
 
+use std::sync::Arc;
+
 use arbor_core::{Hash, HashBatch};
 use rustc_hash::FxHashMap;
 
@@ -53,21 +55,25 @@ struct Ranks<'a> {
 }
 
 impl<'a> Ranks<'a> {
-    /// The rank of a node that is not known (`node` its address), ranking it with `rank`
-    /// when met for the first time.
-    fn node(&mut self, node: usize, rank: impl FnOnce(&mut Self) -> u32) -> u32 {
-        if let Some(&r) = self.seen.get(&node) {
+    /// The rank of `node`, whose hash is not known, ranking it with `rank` when met for the
+    /// first time. Only a node held by more than one pointer can be met twice.
+    fn node<T>(&mut self, node: &Arc<T>, rank: impl FnOnce(&mut Self) -> u32) -> u32 {
+        if Arc::strong_count(node) == 1 {
+            return rank(self);
+        }
+        let at = Arc::as_ptr(node) as usize;
+        if let Some(&r) = self.seen.get(&at) {
             return r;
         }
         let r = rank(self);
-        self.seen.insert(node, r);
+        self.seen.insert(at, r);
         r
     }
 
     /// Ranks the changed nodes below `dir` and `dir` itself; its rank. A large directory's
     /// hash is its root inode's: the inode is ranked, the directory takes its hash as is.
-    fn dir(&mut self, dir: &'a Dir) -> u32 {
-        self.node(std::ptr::from_ref(dir) as usize, |ranks| match &dir.body {
+    fn dir(&mut self, dir: &'a Arc<Dir>) -> u32 {
+        self.node(dir, |ranks| match &dir.body {
             DirBody::Flat(entries) => {
                 let rank = ranks.entries(entries);
                 ranks.nodes.push((rank, NodeJob::Flat(dir, entries)));
@@ -79,8 +85,8 @@ impl<'a> Ranks<'a> {
     }
 
     /// Ranks the changed nodes below `inode` and `inode` itself; its rank.
-    fn inode(&mut self, inode: &'a Inode) -> u32 {
-        self.node(std::ptr::from_ref(inode) as usize, |ranks| {
+    fn inode(&mut self, inode: &'a Arc<Inode>) -> u32 {
+        self.node(inode, |ranks| {
             let (rank, job) = ranks.inode_body(inode);
             ranks.nodes.push((rank, job));
             rank

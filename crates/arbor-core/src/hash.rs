@@ -271,6 +271,11 @@ impl Pieces {
         self.buf.resize(end.max(2 * self.buf.len()).max(4096), 0);
     }
 
+    /// Bytes of room the buffer holds.
+    pub(crate) fn capacity(&self) -> usize {
+        self.buf.len()
+    }
+
     /// Bytes appended so far.
     pub(crate) fn len(&self) -> usize {
         self.len

@@ -251,6 +251,14 @@ impl HashBatch {
         HashBatch::default()
     }
 
+    /// Gives the buffers back to the allocator if they hold more than `bytes` bytes of room
+    /// (a batch keeps what its largest inputs took).
+    pub fn shrink_to(&mut self, bytes: usize) {
+        if self.bytes.capacity() + self.ends.capacity() * 8 + self.hashes.capacity() * Hash::LEN > bytes {
+            *self = HashBatch::new();
+        }
+    }
+
     /// How many inputs the batch holds.
     pub fn len(&self) -> usize {
         self.ends.len()
@@ -409,6 +417,20 @@ mod tests {
             assert_eq!(batch.finish(), expected, "a batch of {size}");
             assert!(batch.is_empty(), "finishing empties the batch");
         }
+    }
+
+    #[test]
+    fn a_batch_gives_back_only_buffers_larger_than_asked() {
+        let mut batch = HashBatch::new();
+        batch.contents(&[7u8; 100_000]);
+        let expected = contents_hash(&[7u8; 100_000]);
+        assert_eq!(batch.finish(), [expected]);
+        batch.shrink_to(1 << 20);
+        assert!(batch.bytes.capacity() >= 100_000, "kept: within the limit");
+        batch.shrink_to(50_000);
+        assert_eq!(batch.bytes.capacity(), 0, "given back: over the limit");
+        batch.contents(b"after");
+        assert_eq!(batch.finish(), [contents_hash(b"after")]);
     }
 
     #[test]

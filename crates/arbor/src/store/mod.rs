@@ -95,6 +95,11 @@ impl Committing<'_> {
 /// tree: keeping all it wrote in memory would not be bounded by anything.
 const WORKING_MAX_RECORDS: u64 = 100_000;
 
+/// Room the commit's hash input buffers (`Writer::hash_batches`) keep from one commit to the
+/// next: a block's largest rank of changed nodes in one part takes well under this; a bulk
+/// load's (tens of MiB) is given back.
+const HASH_BATCH_KEPT: usize = 1 << 20;
+
 /// Everything a store's handles and trees share.
 #[derive(Debug)]
 pub(crate) struct Shared {
@@ -404,6 +409,9 @@ impl Store {
         // The parts hold the changed slots of the large directories: gone before the
         // eviction below, which changes only what nothing else holds.
         drop(parts);
+        for batch in &mut w.hash_batches {
+            batch.shrink_to(HASH_BATCH_KEPT);
+        }
         let root = written?;
         let tree_hash = tree.hash();
         p.note(root);

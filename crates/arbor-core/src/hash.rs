@@ -157,6 +157,41 @@ pub(crate) fn finish(state: &blake2b_simd::State) -> Hash {
     Hash(out)
 }
 
+/// Where the input of a hash is written, piece by piece: a [`Feed`] hashing it as it comes,
+/// or [`Pieces`] keeping it for a batch of hashes.
+pub(crate) trait Input {
+    /// Appends `bytes`.
+    fn put(&mut self, bytes: &[u8]);
+
+    /// Appends one byte.
+    #[inline(always)]
+    fn put_byte(&mut self, b: u8) {
+        self.put(&[b]);
+    }
+
+    /// Appends `n` as LEB128.
+    #[inline(always)]
+    fn put_leb(&mut self, n: u64) {
+        let mut buf = [0u8; crate::leb128::MAX_LEN];
+        let len = crate::leb128::encode_u64(n, &mut buf);
+        self.put(&buf[..len]);
+    }
+}
+
+impl Input for Feed {
+    #[inline(always)]
+    fn put(&mut self, bytes: &[u8]) {
+        Feed::put(self, bytes);
+    }
+}
+
+impl Input for Pieces {
+    #[inline(always)]
+    fn put(&mut self, bytes: &[u8]) {
+        Pieces::put(self, bytes);
+    }
+}
+
 /// Bytes a [`Feed`] gathers before handing them to Blake2b: eight of its 128-byte blocks.
 const FEED_LEN: usize = 1024;
 
@@ -193,20 +228,6 @@ impl Feed {
         }
         copy_short(&mut self.buf[self.len..self.len + bytes.len()], bytes);
         self.len += bytes.len();
-    }
-
-    /// Appends one byte.
-    #[inline]
-    pub(crate) fn put_byte(&mut self, b: u8) {
-        self.put(&[b]);
-    }
-
-    /// Appends `n` as LEB128.
-    #[inline]
-    pub(crate) fn put_leb(&mut self, n: u64) {
-        let mut buf = [0u8; crate::leb128::MAX_LEN];
-        let len = crate::leb128::encode_u64(n, &mut buf);
-        self.put(&buf[..len]);
     }
 
     #[inline(never)]
@@ -250,20 +271,6 @@ impl Pieces {
         }
         copy_short(&mut self.buf[self.len..end], bytes);
         self.len = end;
-    }
-
-    /// Appends one byte.
-    #[inline]
-    pub(crate) fn put_byte(&mut self, b: u8) {
-        self.put(&[b]);
-    }
-
-    /// Appends `n` as LEB128.
-    #[inline]
-    pub(crate) fn put_leb(&mut self, n: u64) {
-        let mut buf = [0u8; crate::leb128::MAX_LEN];
-        let len = crate::leb128::encode_u64(n, &mut buf);
-        self.put(&buf[..len]);
     }
 
     #[inline(never)]

@@ -7,7 +7,7 @@
 use crate::caml::caml_hash;
 use alloc::vec::Vec;
 
-use crate::hash::{blake2b_state, finish, Feed, Hash, Pieces};
+use crate::hash::{blake2b_state, finish, Feed, Hash, Input, Pieces};
 
 /// What a directory entry points to; it changes the entry's encoding.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -188,43 +188,6 @@ where
         prev = Some(slot);
         out.put_leb(u64::from(slot));
         out.put(child.as_bytes());
-    }
-}
-
-/// Where a hash input goes: a [`Feed`] hashing it as it comes, or a [`HashBatch`]'s buffer.
-trait Input {
-    fn put(&mut self, bytes: &[u8]);
-    fn put_byte(&mut self, b: u8);
-    fn put_leb(&mut self, n: u64);
-}
-
-impl Input for Feed {
-    #[inline(always)]
-    fn put(&mut self, bytes: &[u8]) {
-        Feed::put(self, bytes);
-    }
-    #[inline(always)]
-    fn put_byte(&mut self, b: u8) {
-        Feed::put_byte(self, b);
-    }
-    #[inline(always)]
-    fn put_leb(&mut self, n: u64) {
-        Feed::put_leb(self, n);
-    }
-}
-
-impl Input for Pieces {
-    #[inline(always)]
-    fn put(&mut self, bytes: &[u8]) {
-        Pieces::put(self, bytes);
-    }
-    #[inline(always)]
-    fn put_byte(&mut self, b: u8) {
-        Pieces::put_byte(self, b);
-    }
-    #[inline(always)]
-    fn put_leb(&mut self, n: u64) {
-        Pieces::put_leb(self, n);
     }
 }
 

@@ -1,8 +1,9 @@
 //! The hashing rules of the Tezos context (irmin-pack's Tezos configuration):
 //! contents, flat directories, inode trees and commits.
 //!
-//! Every function writes its encoding into a `Feed` (crate::hash), which hands Blake2b whole runs of
-//! blocks from the stack: these run for every node written.
+//! Each hash's encoding is written once (`*_input`, to an `Input` of crate::hash): into a
+//! `Feed`, which hands Blake2b whole runs of blocks from the stack, by the `*_hash` functions
+//! that run for every node written; or into a [`HashBatch`], hashed with others at once.
 
 use crate::caml::caml_hash;
 use alloc::vec::Vec;
@@ -217,7 +218,8 @@ impl HashBatch {
     /// Gives the buffers back to the allocator if they hold more than `bytes` bytes of room
     /// (a batch keeps what its largest inputs took).
     pub fn shrink_to(&mut self, bytes: usize) {
-        if self.bytes.capacity() + self.ends.capacity() * 8 + self.hashes.capacity() * Hash::LEN > bytes {
+        let ends = self.ends.capacity() * core::mem::size_of::<usize>();
+        if self.bytes.capacity() + ends + self.hashes.capacity() * Hash::LEN > bytes {
             *self = HashBatch::new();
         }
     }

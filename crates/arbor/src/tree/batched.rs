@@ -17,7 +17,7 @@ use arbor_core::{Hash, HashBatch};
 use rustc_hash::FxHashMap;
 
 use super::bindings::Bindings;
-use super::node::{filled_slots, warm, Dir, DirBody, IPtr, Inode, InodeBody, Ptr, Reading, Small, Value};
+use super::node::{entry_hashes, filled_slots, Dir, DirBody, IPtr, Inode, InodeBody, Ptr, Small, Value};
 
 /// Computes the hash of `unit` (a commit's part), hashing the changed nodes below it in
 /// ranks first, their inputs in `batch`. Another thread asking for `unit`'s hash meanwhile
@@ -25,7 +25,8 @@ use super::node::{filled_slots, warm, Dir, DirBody, IPtr, Inode, InodeBody, Ptr,
 pub(crate) fn hash<'a>(unit: &'a Inode, batch: &mut HashBatch) -> &'a Hash {
     unit.hash_below_first(|| {
         let mut ranks = Ranks::default();
-        ranks.below_inode(unit);
+        // The changed nodes below the unit; the unit's own hash is computed after them.
+        let _ = ranks.inode_body(unit);
         ranks.hash(batch);
     })
 }
@@ -79,7 +80,7 @@ impl<'a> Ranks<'a> {
                 ranks.nodes.push((rank, NodeJob::Flat(dir, entries)));
                 rank
             }
-            DirBody::Large(root) if root.cached_hash().is_some() => 0,
+            // Unknown, as the directory's hash is its root inode's.
             DirBody::Large(root) => ranks.inode(root),
         })
     }
@@ -126,11 +127,6 @@ impl<'a> Ranks<'a> {
         rank
     }
 
-    /// Ranks the changed nodes below `top` (not `top` itself).
-    fn below_inode(&mut self, top: &'a Inode) {
-        let _ = self.inode_body(top);
-    }
-
     /// Hashes the values, then the nodes rank by rank, recording each hash.
     fn hash(mut self, batch: &mut HashBatch) {
         for job in &self.values {
@@ -149,14 +145,9 @@ impl<'a> Ranks<'a> {
         for rank in self.nodes.chunk_by(|a, b| a.0 == b.0) {
             for (_, job) in rank {
                 match job {
-                    NodeJob::Flat(_, entries) => {
-                        warm(entries, Reading::Hashes);
-                        batch.flat_node(entries.iter().map(|(s, p)| (&s[..], p.kind(), p.hash())));
-                    }
-                    NodeJob::Values(_, entries) => {
-                        warm(entries, Reading::Hashes);
-                        batch.inode_values(entries.iter().map(|(s, p)| (&s[..], p.kind(), p.hash())));
-                    }
+                    // No `warm` first: ranking read every child's hash cell already.
+                    NodeJob::Flat(_, entries) => batch.flat_node(entry_hashes(entries)),
+                    NodeJob::Values(_, entries) => batch.inode_values(entry_hashes(entries)),
                     NodeJob::Tree(inode, slots) => batch.inode_tree(inode.depth, inode.count, filled_slots(slots)),
                 }
             }

@@ -428,7 +428,7 @@ impl Dir {
                     Ptr::Dir(d) if d.cached_hash().is_none() => Some(Dirty::Dir(d)),
                     _ => None,
                 }));
-                flat_node_hash(entries.iter().map(|(s, p)| (&s[..], p.kind(), p.hash())))
+                flat_node_hash(entry_hashes(entries))
             }
             DirBody::Large(inode) => *inode.hash(),
         })
@@ -596,7 +596,7 @@ impl Inode {
                     Ptr::Dir(d) if d.cached_hash().is_none() => Some(Dirty::Dir(d)),
                     _ => None,
                 }));
-                inode_values_hash(entries.iter().map(|(s, p)| (&s[..], p.kind(), p.hash())))
+                inode_values_hash(entry_hashes(entries))
             }
             InodeBody::Tree(slots) => {
                 let dirty = slots.iter().filter_map(|s| match s {
@@ -612,6 +612,12 @@ impl Inode {
             }
         }
     }
+}
+
+/// Each binding's step, kind and child hash, as the hash of a flat directory or a Values inode
+/// takes them (children not hashed yet are hashed).
+pub(crate) fn entry_hashes(entries: &[Entry]) -> impl ExactSizeIterator<Item = (&[u8], ChildKind, &Hash)> {
+    entries.iter().map(|(s, p)| (&s[..], p.kind(), p.hash()))
 }
 
 /// The hashes of the slots of a Tree inode that are not empty, with their indexes, as the

@@ -13,7 +13,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::log::{read_frame, RawRecord};
+use super::log::{read_frame, ReadFrame};
 use crate::error::{io_err, Corruption, Error, Result};
 use crate::io::{File, FileSystem, OpenOptions};
 
@@ -142,8 +142,8 @@ impl Prefix {
         self.records_end - HEADER_LEN
     }
 
-    /// Reads the kept record at global `offset` as its raw frame bytes.
-    pub fn read_raw(&self, offset: u64) -> Option<Result<RawRecord>> {
+    /// Reads the kept record at global `offset`, frame and all.
+    pub fn read_raw(&self, offset: u64) -> Option<Result<ReadFrame>> {
         let i = self.map.binary_search_by_key(&offset, |e| e.0).ok()?;
         let pos = self.map[i].1;
         Some(read_frame(self.file.as_ref(), &self.path, pos, self.records_end - pos))

@@ -465,10 +465,10 @@ impl Marker<'_> {
             if !self.seen.insert(at) {
                 continue;
             }
-            let (k, raw, body) = self.log.read_raw(at)?;
-            out.append(at, &raw)?;
+            let frame = self.log.read_raw(at)?;
+            out.append(at, frame.raw())?;
             self.refs.clear();
-            children(k, &raw[body], at, &mut self.refs).map_err(|e| self.log.corrupt_at(at, e))?;
+            children(frame.kind(), frame.body(), at, &mut self.refs).map_err(|e| self.log.corrupt_at(at, e))?;
             self.stack.extend(self.refs.iter().rev().copied().filter(|o| !self.seen.contains(o)));
         }
         Ok(())

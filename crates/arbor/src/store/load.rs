@@ -9,7 +9,7 @@ use quick_cache::Weighter;
 
 use super::weight;
 use crate::error::{Corruption, Error, Result};
-use crate::pack::log::Log;
+use crate::pack::log::{Log, ReadFrame};
 use crate::pack::record::{invalid, kind, ChildRef, DecodeError, Reader};
 use crate::path::Step;
 use crate::tree::{
@@ -448,10 +448,11 @@ impl Loader {
         Ok(Inode::loaded(depth, count, InodeBody::Tree(slots), hash, p, lineage))
     }
 
-    /// The record at `offset`. A read that fails while a garbage collection switches the log
-    /// (its prefix replaced, chunks below the floor removed or hollowed out) is retried on
-    /// the new routing: a reader must not report corruption that is not there.
-    pub(crate) fn read(&self, offset: u64) -> Result<(u8, Vec<u8>)> {
+    /// The record at `offset`: its kind, and its frame (which derefs to its body). A read
+    /// that fails while a garbage collection switches the log (its prefix replaced, chunks
+    /// below the floor removed or hollowed out) is retried on the new routing: a reader must
+    /// not report corruption that is not there.
+    pub(crate) fn read(&self, offset: u64) -> Result<(u8, ReadFrame)> {
         let mut retries = 0;
         loop {
             let floor = self.log.gc_view().floor;

@@ -20,11 +20,17 @@ pub fn encode_u64(mut n: u64, buf: &mut [u8; MAX_LEN]) -> usize {
     i + 1
 }
 
-/// Appends the LEB128 encoding of `n` to `out`.
-pub fn write_u64(out: &mut Vec<u8>, n: u64) {
-    let mut buf = [0u8; MAX_LEN];
-    let len = encode_u64(n, &mut buf);
-    out.extend_from_slice(&buf[..len]);
+/// Appends the LEB128 encoding of `n` to `out`, a byte at a time: most numbers written are
+/// one or two bytes long, and copying an encoded buffer called `memcpy` for each (a commit's
+/// records write about 16,000 a block).
+#[inline]
+pub fn write_u64(out: &mut Vec<u8>, mut n: u64) {
+    out.reserve(MAX_LEN);
+    while n >= 0x80 {
+        out.push((n as u8) | 0x80);
+        n >>= 7;
+    }
+    out.push(n as u8);
 }
 
 /// Decodes a LEB128 value at the start of `buf`, returning it with the

@@ -6,31 +6,36 @@ use alloc::vec::Vec;
 /// The longest encoding of a `u64`: ceil(64 / 7) bytes.
 pub const MAX_LEN: usize = 10;
 
+/// Hands `emit` the LEB128 bytes of `n`, low group first: the one encoding loop, for a
+/// buffer on the stack ([`encode_u64`]) and for a growing `Vec` ([`write_u64`]).
+#[inline(always)]
+fn encode_with(mut n: u64, mut emit: impl FnMut(u8)) {
+    while n >= 0x80 {
+        emit((n as u8) | 0x80);
+        n >>= 7;
+    }
+    emit(n as u8);
+}
+
 /// Encodes `n` into `buf` and returns the number of bytes used. This is the
 /// allocation-free form used on the hashing hot path.
 #[inline]
-pub fn encode_u64(mut n: u64, buf: &mut [u8; MAX_LEN]) -> usize {
-    let mut i = 0;
-    while n >= 0x80 {
-        buf[i] = (n as u8) | 0x80;
-        n >>= 7;
-        i += 1;
-    }
-    buf[i] = n as u8;
-    i + 1
+pub fn encode_u64(n: u64, buf: &mut [u8; MAX_LEN]) -> usize {
+    let mut len = 0;
+    encode_with(n, |b| {
+        buf[len] = b;
+        len += 1;
+    });
+    len
 }
 
 /// Appends the LEB128 encoding of `n` to `out`, a byte at a time: most numbers written are
 /// one or two bytes long, and copying an encoded buffer called `memcpy` for each (a commit's
 /// records write about 16,000 a block).
 #[inline]
-pub fn write_u64(out: &mut Vec<u8>, mut n: u64) {
+pub fn write_u64(out: &mut Vec<u8>, n: u64) {
     out.reserve(MAX_LEN);
-    while n >= 0x80 {
-        out.push((n as u8) | 0x80);
-        n >>= 7;
-    }
-    out.push(n as u8);
+    encode_with(n, |b| out.push(b));
 }
 
 /// Decodes a LEB128 value at the start of `buf`, returning it with the

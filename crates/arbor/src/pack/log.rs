@@ -332,20 +332,13 @@ impl Log {
         Some((chunks[i].clone(), limit))
     }
 
-    /// Reads the record at global `offset`: its kind and body (the frame, which derefs to
-    /// its body).
-    pub fn read(&self, offset: u64) -> Result<(u8, ReadFrame)> {
-        let frame = self.read_raw(offset)?;
-        Ok((frame.kind(), frame))
-    }
-
     /// Reads the record at global `offset`, frame and all. Below the GC floor the record
     /// comes from the prefix, or from the lower layer in archive mode.
-    pub fn read_raw(&self, offset: u64) -> Result<ReadFrame> {
+    pub fn read(&self, offset: u64) -> Result<ReadFrame> {
         {
             let gc = self.gc.read();
             if offset < gc.floor {
-                if let Some(r) = gc.prefix.as_ref().and_then(|p| p.read_raw(offset)) {
+                if let Some(r) = gc.prefix.as_ref().and_then(|p| p.read(offset)) {
                     return r;
                 }
                 if !gc.archive {
@@ -499,7 +492,7 @@ fn take_read_buffer() -> Vec<u8> {
     READ_BUFFERS.try_with(|kept| kept.borrow_mut().pop()).ok().flatten().unwrap_or_default()
 }
 
-/// A record read whole: its kind, its frame bytes, and its body. It derefs to the body.
+/// A record read whole: its kind, its frame bytes, and its body.
 ///
 /// The bytes are in a buffer the reading thread takes back when the frame is dropped, for its
 /// next read: a read then neither allocates nor zeroes a buffer of its own (a zeroed 4 KiB
@@ -527,13 +520,6 @@ impl ReadFrame {
     /// The record's body.
     pub fn body(&self) -> &[u8] {
         &self.buf[self.body.clone()]
-    }
-}
-
-impl std::ops::Deref for ReadFrame {
-    type Target = [u8];
-    fn deref(&self) -> &[u8] {
-        self.body()
     }
 }
 

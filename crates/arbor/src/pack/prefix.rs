@@ -143,7 +143,7 @@ impl Prefix {
     }
 
     /// Reads the kept record at global `offset`, frame and all.
-    pub fn read_raw(&self, offset: u64) -> Option<Result<ReadFrame>> {
+    pub fn read(&self, offset: u64) -> Option<Result<ReadFrame>> {
         let i = self.map.binary_search_by_key(&offset, |e| e.0).ok()?;
         let pos = self.map[i].1;
         Some(read_frame(self.file.as_ref(), &self.path, pos, self.records_end - pos))

@@ -107,12 +107,13 @@ impl Walk<'_> {
                 }
                 break;
             }
-            let (k, body) = self.store.shared.loader.read(at)?;
+            let frame = self.store.shared.loader.read(at)?;
+            let (k, body) = (frame.kind(), frame.body());
             let framed = 1 + arbor_core::leb128::len_u64(body.len() as u64) as u64 + body.len() as u64 + 4;
             self.stats.records[slot_index(k)] += 1;
             self.stats.record_bytes[slot_index(k)] += framed;
             self.objects += 1;
-            next = crate::pack::refs::delta_base(k, &body, at).map_err(|e| Error::Corrupt {
+            next = crate::pack::refs::delta_base(k, body, at).map_err(|e| Error::Corrupt {
                 file: self.store.shared.loader.file_of(at),
                 offset: at,
                 kind: e.into(),

@@ -465,7 +465,7 @@ impl Marker<'_> {
             if !self.seen.insert(at) {
                 continue;
             }
-            let frame = self.log.read_raw(at)?;
+            let frame = self.log.read(at)?;
             out.append(at, frame.raw())?;
             self.refs.clear();
             children(frame.kind(), frame.body(), at, &mut self.refs).map_err(|e| self.log.corrupt_at(at, e))?;

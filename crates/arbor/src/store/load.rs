@@ -345,7 +345,8 @@ impl Loader {
             }
             _ => {}
         }
-        let (k, body) = self.read(base)?;
+        let frame = self.read(base)?;
+        let (k, body) = (frame.kind(), frame.body());
         if k != full_kind && !(chained && k == kind::delta_of(full_kind)) {
             return Err(self.corrupt(at, Corruption::DeltaBase { base }));
         }
@@ -359,12 +360,12 @@ impl Loader {
         };
         if full_kind == kind::FLAT_DIR {
             let d = match k {
-                kind::FLAT_DIR => self.flat_dir(&body, base, None)?,
-                _ => self.flat_dir_delta(&body, base, None, false).map_err(too_long)?,
+                kind::FLAT_DIR => self.flat_dir(body, base, None)?,
+                _ => self.flat_dir_delta(body, base, None, false).map_err(too_long)?,
             };
             Ok(Object::Dir(Arc::new(d)))
         } else {
-            Ok(Object::Inode(Arc::new(self.inode_record(k, &body, base, None, depth, false).map_err(too_long)?)))
+            Ok(Object::Inode(Arc::new(self.inode_record(k, body, base, None, depth, false).map_err(too_long)?)))
         }
     }
 
@@ -448,11 +449,10 @@ impl Loader {
         Ok(Inode::loaded(depth, count, InodeBody::Tree(slots), hash, p, lineage))
     }
 
-    /// The record at `offset`: its kind, and its frame (which derefs to its body). A read
-    /// that fails while a garbage collection switches the log (its prefix replaced, chunks
-    /// below the floor removed or hollowed out) is retried on the new routing: a reader must
-    /// not report corruption that is not there.
-    pub(crate) fn read(&self, offset: u64) -> Result<(u8, ReadFrame)> {
+    /// The record at `offset`, frame and all. A read that fails while a garbage collection
+    /// switches the log (its prefix replaced, chunks below the floor removed or hollowed out)
+    /// is retried on the new routing: a reader must not report corruption that is not there.
+    pub(crate) fn read(&self, offset: u64) -> Result<ReadFrame> {
         let mut retries = 0;
         loop {
             let floor = self.log.gc_view().floor;
@@ -497,11 +497,12 @@ impl Loader {
         if let Some(Cached { object: Object::Value(v), .. }) = self.cache.get(&ptr.offset) {
             return Ok(v);
         }
-        let (k, body) = self.read(ptr.offset)?;
+        let frame = self.read(ptr.offset)?;
+        let (k, body) = (frame.kind(), frame.body());
         if k != kind::CONTENTS {
             return Err(self.unexpected(ptr.offset, "contents", k));
         }
-        let v = Arc::new(Value::loaded(&body, Some(ptr.hash), Some(self.persisted(ptr.offset))));
+        let v = Arc::new(Value::loaded(body, Some(ptr.hash), Some(self.persisted(ptr.offset))));
         let weight = weight::value(&v) as u32;
         self.cache.insert(ptr.offset, Cached { weight, object: Object::Value(v.clone()) });
         Ok(v)
@@ -551,12 +552,13 @@ impl Loader {
     /// Decodes the directory record at `offset` (flat, or the root inode of a large one,
     /// either in full or as a delta).
     pub fn decode_dir(&self, offset: u64, hash: Option<Hash>) -> Result<Dir> {
-        let (k, body) = self.read(offset)?;
+        let frame = self.read(offset)?;
+        let (k, body) = (frame.kind(), frame.body());
         match k {
-            kind::FLAT_DIR => self.flat_dir(&body, offset, hash),
-            kind::FLAT_DIR_DELTA => self.flat_dir_delta(&body, offset, hash, true),
+            kind::FLAT_DIR => self.flat_dir(body, offset, hash),
+            kind::FLAT_DIR_DELTA => self.flat_dir_delta(body, offset, hash, true),
             kind::INODE_TREE | kind::INODE_TREE_DELTA => {
-                let root = self.inode_record(k, &body, offset, hash, 0, true)?;
+                let root = self.inode_record(k, body, offset, hash, 0, true)?;
                 let at = *root.disk.get().expect("a decoded inode knows its offset");
                 Ok(Dir::loaded(DirBody::Large(Arc::new(root)), hash, at, Lineage::default()))
             }
@@ -576,8 +578,9 @@ impl Loader {
 
     /// Decodes the inode record at `offset`, expected at `depth`.
     pub fn decode_inode(&self, offset: u64, hash: Option<Hash>, depth: u32) -> Result<Inode> {
-        let (k, body) = self.read(offset)?;
-        self.inode_record(k, &body, offset, hash, depth, true)
+        let frame = self.read(offset)?;
+        let (k, body) = (frame.kind(), frame.body());
+        self.inode_record(k, body, offset, hash, depth, true)
     }
 
     /// Decodes an inode record of kind `k` at `offset` (full or delta), expected at `depth`;

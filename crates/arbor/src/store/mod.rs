@@ -184,13 +184,14 @@ impl Store {
     fn read_commit(&self, offset: u64) -> Result<CommitBody> {
         // Through the loader, which retries a read that fails across a collection's switch:
         // a read-only handle may meet the commit's chunk hollowed out before it refreshes.
-        let (k, body) = self.shared.loader.read(offset)?;
+        let frame = self.shared.loader.read(offset)?;
+        let (k, body) = (frame.kind(), frame.body());
         let file = || self.shared.loader.file_of(offset);
         if k != kind::COMMIT {
             let kind = crate::error::Corruption::UnexpectedRecordKind { expected: "commit", found: k };
             return Err(Error::Corrupt { file: file(), offset, kind });
         }
-        CommitBody::decode(&body).map_err(|e| Error::Corrupt { file: file(), offset, kind: e.into() })
+        CommitBody::decode(body).map_err(|e| Error::Corrupt { file: file(), offset, kind: e.into() })
     }
 
     /// The tree of a commit (Tezos `Context.checkout`); its nodes load lazily.

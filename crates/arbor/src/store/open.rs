@@ -237,11 +237,11 @@ fn check_not_bit_rot(log: &Log, at: u64, kind: &crate::error::Corruption, untrus
     log.set_end(file_end);
     let mut evidence = None;
     for (hash, offset) in untrusted.iter().filter(|(_, o)| *o > at) {
-        let Ok((k, body)) = log.read(*offset) else { continue };
-        if k != crate::pack::record::kind::COMMIT {
+        let Ok(frame) = log.read(*offset) else { continue };
+        if frame.kind() != crate::pack::record::kind::COMMIT {
             continue;
         }
-        let Ok(c) = crate::pack::record::CommitBody::decode(&body) else { continue };
+        let Ok(c) = crate::pack::record::CommitBody::decode(frame.body()) else { continue };
         if c.flags & crate::pack::record::COMMIT_SYNCED_ALONE == 0 {
             continue;
         }

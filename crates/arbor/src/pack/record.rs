@@ -122,25 +122,26 @@ pub(crate) enum ChildRef<'a> {
     Ref { back: u64, hash: Hash, kind: ChildKind },
 }
 
-/// True for a step stored packed: lowercase hex of even length, the shape of the hashes and
-/// ids that dominate Tezos paths, which packing halves.
-fn is_hex_step(step: &[u8]) -> bool {
-    step.len() >= 2 && step.len().is_multiple_of(2) && step.iter().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
-}
-
 /// Encodes a step: `leb128(n << 1) | n raw bytes`, or for a packed hex step of `2n`
 /// characters `leb128(n << 1 | 1) | n bytes`.
+///
+/// A step of an even number (at least two) of lower-case hex digits is packed (the shape of
+/// the hashes and ids that dominate Tezos paths, which packing halves): the header is written for the packed form and the digits are checked and packed in one pass
+/// ([`hex::pack_lower`]); a step that turns out not to be hex is written raw over them.
 pub(crate) fn put_step(out: &mut Vec<u8>, step: &[u8]) {
-    if is_hex_step(step) {
-        leb128::write_u64(out, ((step.len() as u64 / 2) << 1) | 1);
+    let mark = out.len();
+    if step.len() >= 2 && step.len().is_multiple_of(2) {
+        let half = step.len() / 2;
+        leb128::write_u64(out, ((half as u64) << 1) | 1);
         let start = out.len();
-        out.resize(start + step.len() / 2, 0);
-        let packed = hex::decode_to_slice(step, &mut out[start..]);
-        debug_assert!(packed.is_ok(), "is_hex_step checked the digits");
-    } else {
-        leb128::write_u64(out, (step.len() as u64) << 1);
-        out.extend_from_slice(step);
+        out.resize(start + half, 0);
+        if hex::pack_lower(step, &mut out[start..]) {
+            return;
+        }
+        out.truncate(mark);
     }
+    leb128::write_u64(out, (step.len() as u64) << 1);
+    out.extend_from_slice(step);
 }
 
 /// Encodes one change of a FLAT_DIR_DELTA or INODE_VALUES_DELTA body: the binding's new
@@ -442,14 +443,33 @@ mod tests {
 
     #[test]
     fn steps_round_trip_packed_or_raw() {
-        for step in
-            [&b"0001f46d63a0"[..], b"ab", b"abc", b"0A", b"x", b"balance", b"ff00ff00ff00ff00ff00ff00ff00ff00ff00ff00"]
-        {
-            let mut b = Vec::new();
+        // (step, packed): even-length lower-case hex is packed; anything else is raw,
+        // including even-length steps that fail part-way and upper-case hex.
+        let steps: [(&[u8], bool); 12] = [
+            (b"0001f46d63a0", true),
+            (b"ab", true),
+            (b"abc", false),
+            (b"0A", false),
+            (b"x", false),
+            (b"balance", false),
+            (b"data", false),
+            (b"00ff00g0", false),
+            (b"0000000000000000000000000000000000000000000f", true),
+            (b"000000000000000000000000000000000000000000F0", false),
+            (b"ff00ff00ff00ff00ff00ff00ff00ff00ff00ff00", true),
+            (b"\xff\xfe", false),
+        ];
+        for (step, packed) in steps {
+            // After bytes already in the buffer, which a step written raw keeps.
+            let mut b = b"head".to_vec();
             put_step(&mut b, step);
-            let packed = is_hex_step(step);
-            assert_eq!(b.len() < step.len(), packed && step.len() > 2, "{step:?}");
-            let mut r = Reader::new(&b);
+            assert_eq!(&b[..4], b"head");
+            let body = &b[4..];
+            assert_eq!(body[0] & 1 == 1, packed, "{step:?}");
+            let header = 1 + usize::from(step.len() >= 64);
+            let stored = if packed { step.len() / 2 } else { step.len() };
+            assert_eq!(body.len(), header + stored, "{step:?}");
+            let mut r = Reader::new(body);
             assert_eq!(&r.step().unwrap()[..], step);
             assert!(r.is_done());
         }

@@ -126,8 +126,9 @@ pub(crate) enum ChildRef<'a> {
 /// characters `leb128(n << 1 | 1) | n bytes`.
 ///
 /// A step of an even number (at least two) of lower-case hex digits is packed (the shape of
-/// the hashes and ids that dominate Tezos paths, which packing halves): the header is written for the packed form and the digits are checked and packed in one pass
-/// ([`hex::pack_lower`]); a step that turns out not to be hex is written raw over them.
+/// the hashes and ids that dominate Tezos paths, which packing halves): the header is written
+/// for the packed form, the digits are checked and packed in one pass ([`hex::pack_lower`]),
+/// and a step that turns out not to be hex is written raw over them.
 pub(crate) fn put_step(out: &mut Vec<u8>, step: &[u8]) {
     let mark = out.len();
     if step.len() >= 2 && step.len().is_multiple_of(2) {

@@ -19,22 +19,20 @@ use super::ops::prefix_key;
 /// `step_at(i)` the step itself, read only when its key equals the one sought.
 pub(crate) fn search_keyed<'s>(keys: &[u64], step: &[u8], step_at: impl Fn(usize) -> &'s [u8]) -> Result<usize, usize> {
     let key = prefix_key(step);
-    let (mut low, mut high) = (0, keys.len());
-    while low < high {
-        let mid = low + (high - low) / 2;
-        // Equal keys: equal first eight bytes (or both shorter and equal, zero-padded), so
-        // the steps themselves decide.
-        let order = match keys[mid].cmp(&key) {
-            Ordering::Equal => step_at(mid).cmp(step),
-            other => other,
-        };
-        match order {
-            Ordering::Less => low = mid + 1,
-            Ordering::Greater => high = mid,
-            Ordering::Equal => return Ok(mid),
+    // The first key not below the one sought: the keys are ordered as the steps are (not
+    // strictly: steps equal in their first eight bytes, or equal but for trailing zero bytes
+    // when shorter, share a key). `partition_point` halves the range without a branch on
+    // each comparison, whose outcome no predictor can guess.
+    let mut i = keys.partition_point(|&k| k < key);
+    // Equal keys: the steps themselves decide, in order (almost always one at most).
+    while keys.get(i) == Some(&key) {
+        match step_at(i).cmp(step) {
+            Ordering::Less => i += 1,
+            Ordering::Equal => return Ok(i),
+            Ordering::Greater => break,
         }
     }
-    Err(low)
+    Err(i)
 }
 
 /// Bindings sorted by step bytes, each step's key beside it.

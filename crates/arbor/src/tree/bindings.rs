@@ -22,8 +22,8 @@ pub(crate) fn search_keyed<'s>(keys: &[u64], step: &[u8], step_at: impl Fn(usize
     // The first key not below the one sought: the keys are ordered as the steps are (not
     // strictly: steps equal in their first eight bytes, or equal but for trailing zero bytes
     // when shorter, share a key). The standard library's binary search is written to
-    // avoid a branch on each comparison, whose outcome no predictor can guess (a three-way
-    // branch a probe mispredicted 6% more of the block's branches).
+    // avoid a branch on each comparison, whose outcome no predictor can guess (with a three-way
+    // branch at each probe, a block mispredicted 6% more of its branches).
     let mut i = keys.partition_point(|&k| k < key);
     // Equal keys: the steps themselves decide, in order (almost always one at most).
     while keys.get(i) == Some(&key) {

@@ -521,6 +521,11 @@ impl ReadFrame {
     pub fn body(&self) -> &[u8] {
         &self.buf[self.body.clone()]
     }
+
+    /// The record's kind and body, as most readers take them.
+    pub fn parts(&self) -> (u8, &[u8]) {
+        (self.kind, self.body())
+    }
 }
 
 impl Drop for ReadFrame {

@@ -108,7 +108,7 @@ impl Walk<'_> {
                 break;
             }
             let frame = self.store.shared.loader.read(at)?;
-            let (k, body) = (frame.kind(), frame.body());
+            let (k, body) = frame.parts();
             let framed = 1 + arbor_core::leb128::len_u64(body.len() as u64) as u64 + body.len() as u64 + 4;
             self.stats.records[slot_index(k)] += 1;
             self.stats.record_bytes[slot_index(k)] += framed;

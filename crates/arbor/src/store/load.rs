@@ -346,7 +346,7 @@ impl Loader {
             _ => {}
         }
         let frame = self.read(base)?;
-        let (k, body) = (frame.kind(), frame.body());
+        let (k, body) = frame.parts();
         if k != full_kind && !(chained && k == kind::delta_of(full_kind)) {
             return Err(self.corrupt(at, Corruption::DeltaBase { base }));
         }
@@ -498,7 +498,7 @@ impl Loader {
             return Ok(v);
         }
         let frame = self.read(ptr.offset)?;
-        let (k, body) = (frame.kind(), frame.body());
+        let (k, body) = frame.parts();
         if k != kind::CONTENTS {
             return Err(self.unexpected(ptr.offset, "contents", k));
         }
@@ -553,7 +553,7 @@ impl Loader {
     /// either in full or as a delta).
     pub fn decode_dir(&self, offset: u64, hash: Option<Hash>) -> Result<Dir> {
         let frame = self.read(offset)?;
-        let (k, body) = (frame.kind(), frame.body());
+        let (k, body) = frame.parts();
         match k {
             kind::FLAT_DIR => self.flat_dir(body, offset, hash),
             kind::FLAT_DIR_DELTA => self.flat_dir_delta(body, offset, hash, true),
@@ -579,7 +579,7 @@ impl Loader {
     /// Decodes the inode record at `offset`, expected at `depth`.
     pub fn decode_inode(&self, offset: u64, hash: Option<Hash>, depth: u32) -> Result<Inode> {
         let frame = self.read(offset)?;
-        let (k, body) = (frame.kind(), frame.body());
+        let (k, body) = frame.parts();
         self.inode_record(k, body, offset, hash, depth, true)
     }
 

@@ -185,7 +185,7 @@ impl Store {
         // Through the loader, which retries a read that fails across a collection's switch:
         // a read-only handle may meet the commit's chunk hollowed out before it refreshes.
         let frame = self.shared.loader.read(offset)?;
-        let (k, body) = (frame.kind(), frame.body());
+        let (k, body) = frame.parts();
         let file = || self.shared.loader.file_of(offset);
         if k != kind::COMMIT {
             let kind = crate::error::Corruption::UnexpectedRecordKind { expected: "commit", found: k };

@@ -1,7 +1,7 @@
 //! The sorted bindings of a flat directory or a Values inode, with the first eight bytes of
 //! each step kept beside them for searching.
 //!
-//! A binding is 112 bytes (a step stored inline up to 46 bytes, and a child pointer that
+//! A binding is 128 bytes (a step stored inline up to 64 bytes, and a child pointer that
 //! carries a 32-byte hash, or a small value and its hash), so a binary search over them
 //! reads a cache line or two per probe,
 //! and a lookup in a node the block has not touched yet waits for five or six misses. The

@@ -36,12 +36,17 @@ pub(crate) fn search_keyed<'s>(keys: &[u64], step: &[u8], step_at: impl Fn(usize
     Err(i)
 }
 
+/// The keys of a binding list, the first two in place: nearly all directories of a Tezos state
+/// hold two or three bindings (a big-map entry's `data` and `len`), and their keys then take
+/// no allocation of their own, in the room a `Vec` takes anyway.
+type Keys = smallvec::SmallVec<[u64; 2]>;
+
 /// Bindings sorted by step bytes, each step's key beside it.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Bindings {
     entries: Vec<Entry>,
     /// `prefix_key` of `entries[i].0`, for every `i`.
-    keys: Vec<u64>,
+    keys: Keys,
 }
 
 impl Bindings {
@@ -85,9 +90,10 @@ impl Bindings {
         self.entries
     }
 
-    /// Bytes of the two buffers' capacities (the keys' and the bindings').
+    /// Bytes of the two buffers' capacities (the keys', 0 when in place, and the bindings').
     pub fn buffer_bytes(&self) -> (usize, usize) {
-        (self.keys.capacity() * size_of::<u64>(), self.entries.capacity() * size_of::<Entry>())
+        let keys = if self.keys.spilled() { self.keys.capacity() * size_of::<u64>() } else { 0 };
+        (keys, self.entries.capacity() * size_of::<Entry>())
     }
 }
 
@@ -111,6 +117,20 @@ mod tests {
     use super::Bindings;
     use crate::path::Step;
     use crate::tree::node::Ptr;
+
+    /// A directory of two bindings keeps their keys in the room a list's buffer pointer takes:
+    /// no allocation, and no byte more in the node; a third key moves them to a buffer.
+    #[test]
+    fn two_keys_take_no_allocation_and_no_room() {
+        assert_eq!(size_of::<Bindings>(), 2 * size_of::<Vec<u64>>());
+        let binding = |s: &str| (Step::from_slice(s.as_bytes()), Ptr::value(b"v"));
+        let mut b = Bindings::from_sorted(vec![binding("data"), binding("len")]);
+        assert_eq!(b.buffer_bytes().0, 0);
+        assert_eq!((b.search(b"data"), b.search(b"len"), b.search(b"key")), (Ok(0), Ok(1), Err(1)));
+        b.insert(1, binding("key"));
+        assert!(b.buffer_bytes().0 >= 3 * size_of::<u64>());
+        assert_eq!((b.search(b"data"), b.search(b"key"), b.search(b"len")), (Ok(0), Ok(1), Ok(2)));
+    }
 
     #[test]
     fn search_finds_what_a_search_of_the_steps_finds() {

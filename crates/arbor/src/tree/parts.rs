@@ -51,8 +51,9 @@ pub(crate) fn hash_units(root: &Ptr) -> Vec<Arc<Inode>> {
 /// A commit's hashing, shared out: a helper thread hashes the parts ([`hash_units`]) from the
 /// first on, while the writer writes each part as soon as it is hashed, in whatever order
 /// they come (parts are apart from each other, and only their parents, written after them,
-/// point at them). With no part ready, the writer hashes the last part nobody has started,
-/// and waits only when the helper holds every part left. Both threads stay busy until every
+/// point at them). With no part ready, the writer hashes the last parts nobody has started
+/// (a few together, as the helper takes them), and waits only when the helper holds every
+/// part left. Both threads stay busy until every
 /// part is hashed, and the writer writes while the helper hashes.
 ///
 /// Measured against the pool hashing the parts in its own order (the writer then waited for
@@ -69,6 +70,10 @@ pub(crate) struct Parts {
 }
 
 impl Parts {
+    /// How many parts a thread takes and hashes together ([`batched::hash_together`]): enough
+    /// for the upper ranks, a node or two a part, to fill the four lanes of the hashing.
+    const TOGETHER: usize = 4;
+
     /// The parts of the changed tree below `root`.
     pub fn of(root: &Ptr) -> Parts {
         let units = hash_units(root);
@@ -86,21 +91,28 @@ impl Parts {
         !self.claimed[i].load(Ordering::Relaxed) && !self.claimed[i].swap(true, Ordering::AcqRel)
     }
 
-    /// The helper's side: hashes every part nobody has taken, first to last, the inputs of
-    /// their nodes in `batch`.
+    /// The helper's side: hashes every part nobody has taken, first to last,
+    /// [`Parts::TOGETHER`] at a time, the inputs of their nodes in `batch`.
     pub fn help(&self, batch: &mut HashBatch) {
         hashing_alone(|| {
+            let mut group = Vec::with_capacity(Self::TOGETHER);
             for (i, unit) in self.units.iter().enumerate() {
                 if self.claim(i) {
-                    batched::hash(unit, batch);
+                    group.push(&**unit);
+                }
+                if group.len() == Self::TOGETHER {
+                    batched::hash_together(&group, batch);
+                    group.clear();
                 }
             }
+            batched::hash_together(&group, batch);
         });
     }
 
     /// The writer's side: calls `write` on every part once it is hashed, the parts the
-    /// helper has finished first; hashes a part itself when none is ready and one is left
-    /// that nobody has started, and otherwise waits for the first part the helper holds.
+    /// helper has finished first; hashes the last parts nobody has started (up to
+    /// [`Parts::TOGETHER`]) when none is ready, and otherwise waits for the first part the
+    /// helper holds.
     /// Stops at the first error `write` returns. The inputs of the nodes it hashes go in
     /// `batch`.
     pub fn write_each<E>(
@@ -114,12 +126,25 @@ impl Parts {
         while first < self.units.len() {
             let ready = (first..self.units.len()).find(|&i| !written[i] && self.units[i].cached_hash().is_some());
             let next = ready.unwrap_or_else(|| {
-                let mine = (first..self.units.len()).rev().find(|&j| !written[j] && self.claim(j));
-                // Without a part of its own to hash, the writer waits for the helper's first
-                // (a second caller of a hash being computed waits for it).
-                let next = mine.unwrap_or(first);
-                batched::hash(&self.units[next], batch);
-                next
+                let mine: Vec<usize> = (first..self.units.len())
+                    .rev()
+                    .filter(|&j| !written[j] && self.claim(j))
+                    .take(Self::TOGETHER)
+                    .collect();
+                match mine.first() {
+                    Some(&last) => {
+                        let group: Vec<&Inode> = mine.iter().map(|&j| &*self.units[j]).collect();
+                        batched::hash_together(&group, batch);
+                        last
+                    }
+                    None => {
+                        // Without a part of its own to hash, the writer waits for the
+                        // helper's first (a second caller of a hash being computed waits
+                        // for it).
+                        batched::hash(&self.units[first], batch);
+                        first
+                    }
+                }
             });
             write(&self.units[next])?;
             written[next] = true;

@@ -74,6 +74,12 @@ impl Parts {
     /// for the upper ranks, a node or two a part, to fill the four lanes of the hashing.
     const TOGETHER: usize = 4;
 
+    /// How many parts a thread takes at a time here: [`Parts::TOGETHER`], but never more than
+    /// half of them, so that a commit of a few parts still gives each thread some.
+    fn together(&self) -> usize {
+        Self::TOGETHER.min(self.units.len().div_ceil(2))
+    }
+
     /// The parts of the changed tree below `root`.
     pub fn of(root: &Ptr) -> Parts {
         let units = hash_units(root);
@@ -92,26 +98,29 @@ impl Parts {
     }
 
     /// The helper's side: hashes every part nobody has taken, first to last,
-    /// [`Parts::TOGETHER`] at a time, the inputs of their nodes in `batch`.
+    /// [`Parts::together`] at a time, the inputs of their nodes in `batch`.
     pub fn help(&self, batch: &mut HashBatch) {
         hashing_alone(|| {
-            let mut group = Vec::with_capacity(Self::TOGETHER);
+            let together = self.together();
+            let mut group = Vec::with_capacity(together);
             for (i, unit) in self.units.iter().enumerate() {
                 if self.claim(i) {
                     group.push(&**unit);
                 }
-                if group.len() == Self::TOGETHER {
+                if group.len() == together {
                     batched::hash_together(&group, batch);
                     group.clear();
                 }
             }
-            batched::hash_together(&group, batch);
+            if !group.is_empty() {
+                batched::hash_together(&group, batch);
+            }
         });
     }
 
     /// The writer's side: calls `write` on every part once it is hashed, the parts the
     /// helper has finished first; hashes the last parts nobody has started (up to
-    /// [`Parts::TOGETHER`]) when none is ready, and otherwise waits for the first part the
+    /// [`Parts::together`]) when none is ready, and otherwise waits for the first part the
     /// helper holds.
     /// Stops at the first error `write` returns. The inputs of the nodes it hashes go in
     /// `batch`.
@@ -129,7 +138,7 @@ impl Parts {
                 let mine: Vec<usize> = (first..self.units.len())
                     .rev()
                     .filter(|&j| !written[j] && self.claim(j))
-                    .take(Self::TOGETHER)
+                    .take(self.together())
                     .collect();
                 match mine.first() {
                     Some(&last) => {
@@ -153,5 +162,80 @@ impl Parts {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use arbor_core::{HashBatch, InodeConfig};
+
+    use super::Parts;
+    use crate::tree::Tree;
+
+    fn id(n: u64) -> String {
+        format!("{:016x}", n.wrapping_mul(0x9e37_79b9_7f4a_7c15))
+    }
+
+    /// `dirs` large directories of `accounts` accounts each (a value each), hashed, then
+    /// with the first `changed` accounts of each changed again (all of them if None).
+    fn accounts(cfg: InodeConfig, dirs: u64, accounts: u64, changed: Option<u64>) -> Tree {
+        let mut t = Tree::empty_with(cfg);
+        let set = |t: &mut Tree, n: u64, round: u64| {
+            for d in 0..dirs {
+                t.add_mut(&[&format!("d{d}"), "index", &id(n), "balance"], &(n + round).to_le_bytes()).unwrap();
+            }
+        };
+        for n in 0..accounts {
+            set(&mut t, n, 0);
+        }
+        if let Some(changed) = changed {
+            let _ = t.hash();
+            for n in 0..changed {
+                set(&mut t, n, 1);
+            }
+        }
+        t
+    }
+
+    /// However many parts a commit has (two to dozens, some already hashed), the helper and
+    /// the writer between them hash every part, the writer writes each once, and the tree has
+    /// the hash it has when hashed node by node.
+    #[test]
+    fn two_threads_hash_every_part_and_write_each_once() {
+        let small = InodeConfig::SMALL_TEST;
+        let cases = [
+            (small, 1, 40, None),
+            (small, 2, 40, None),
+            (small, 3, 40, None),
+            (InodeConfig::TEZOS, 1, 300, Some(3)),
+            (InodeConfig::TEZOS, 1, 300, Some(5)),
+            (InodeConfig::TEZOS, 2, 300, None),
+            (InodeConfig::TEZOS, 1, 3_000, None),
+        ];
+        for (cfg, dirs, n, changed) in cases {
+            let case = format!("{cfg:?}, {dirs} directories of {n} accounts, {changed:?} changed");
+            let t = accounts(cfg, dirs, n, changed);
+            let parts = Parts::of(&t.root);
+            assert!(parts.len() >= 2, "{case}: {} parts", parts.len());
+            let mut written = Vec::new();
+            let (mut mine, mut theirs) = (HashBatch::new(), HashBatch::new());
+            std::thread::scope(|scope| {
+                scope.spawn(|| parts.help(&mut theirs));
+                parts
+                    .write_each(&mut mine, |part| {
+                        assert!(part.cached_hash().is_some(), "{case}: a part is written once hashed");
+                        written.push(std::ptr::from_ref(part));
+                        Ok::<(), ()>(())
+                    })
+                    .unwrap();
+            });
+            let mut expected: Vec<_> = parts.units.iter().map(Arc::as_ptr).collect();
+            expected.sort_unstable();
+            written.sort_unstable();
+            assert_eq!(written, expected, "{case}: each of {} parts written once", parts.len());
+            assert_eq!(t.hash(), accounts(cfg, dirs, n, changed).hash(), "{case}");
+        }
     }
 }

@@ -210,6 +210,14 @@ pub enum Error {
         /// The most steps a path may have.
         max: usize,
     },
+    /// The steps of one directory's bindings (or one inode's) would take more bytes than
+    /// one node holds (4 GiB less a byte).
+    StepsTooLarge {
+        /// The bytes they would take.
+        bytes: u64,
+        /// The most they may take.
+        max: u64,
+    },
     /// A value is larger than the configured maximum.
     ValueTooLarge {
         /// The value's length.
@@ -284,6 +292,9 @@ impl std::fmt::Display for Error {
             Error::UnknownCommit(h) => write!(f, "unknown commit {h}"),
             Error::EmptyStep { index } => write!(f, "path step {index} is empty"),
             Error::PathTooDeep { steps, max } => write!(f, "path of {steps} steps exceeds the maximum of {max} steps"),
+            Error::StepsTooLarge { bytes, max } => {
+                write!(f, "the steps of one node would take {bytes} bytes, more than the {max} a node holds")
+            }
             Error::ValueTooLarge { len, max } => write!(f, "value of {len} bytes exceeds the maximum of {max} bytes"),
             Error::UnsupportedVersion { file, found, supported } => {
                 write!(f, "{} has format version {found}; this build reads version {supported}", file.display())

@@ -4,14 +4,15 @@ use smallvec::SmallVec;
 
 use crate::error::{Error, Result};
 
-/// One step of a path: a non-empty byte string (Tezos `Context.key` element).
+/// One step of a path, owned: a non-empty byte string (Tezos `Context.key` element).
 ///
 /// Stored inline up to 64 bytes, which covers the hex contract ids (42-44 characters), the hex
 /// key hashes of big-map entries (64) and the decimal segments that dominate Tezos paths, so
-/// decoding or cloning a directory's bindings rarely allocates (measured: 22 bytes inline
-/// spilled most ids and cost ~7% of replay time; 46 spilled every big-map entry's step into an
-/// allocation of its own, and 64 took 3.5-4.4% of the processor's L1 data misses away and
-/// about 5% of the replay's time at 1M values).
+/// that holding one rarely allocates: a step decoded from a record on its way into a node's
+/// bindings, the steps a node's lineage notes as changed, a listing's steps. (Bindings held
+/// their steps as these until the twenty-third increment of Engine v2: 22 bytes inline spilled
+/// most ids and cost ~7% of replay time; 46 spilled every big-map entry's step.) A node's
+/// bindings keep their steps packed instead (`tree::Bindings`).
 pub type Step = SmallVec<[u8; 64]>;
 
 /// The most steps a path may have, and the most steps from the root of any tree to any of its

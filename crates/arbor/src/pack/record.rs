@@ -244,6 +244,11 @@ impl<'a> Reader<'a> {
         self.cur.is_empty()
     }
 
+    /// Bytes not read yet.
+    pub fn remaining(&self) -> usize {
+        self.cur.remaining()
+    }
+
     /// Ok if every byte was read, else how many were left.
     pub fn finish(&self) -> Result<(), DecodeError> {
         match self.cur.remaining() {

@@ -7,14 +7,14 @@ use arbor_core::proof::{ProofSource, SourceDir, SourceInode};
 use arbor_core::{ChildKind, Hash};
 
 use crate::error::{Error, Result};
-use crate::tree::{Ctx, DirBody, Entry, IPtr, Inode, InodeBody, Ptr};
+use crate::tree::{Bindings, Ctx, DirBody, IPtr, Inode, InodeBody, Ptr};
 
 /// A tree's nodes, seen through its context.
 pub(super) struct EngineSource<'a> {
     pub ctx: &'a Ctx,
 }
 
-fn entries(e: &[Entry]) -> Vec<(Vec<u8>, Ptr)> {
+fn entries(e: &Bindings) -> Vec<(Vec<u8>, Ptr)> {
     e.iter().map(|(s, p)| (s.to_vec(), p.clone())).collect()
 }
 

@@ -22,7 +22,7 @@ use super::format::Header;
 use super::write::SnapWriter;
 use super::{ExportStats, SnapshotError};
 use crate::error::{io_err, Error, Result};
-use crate::path::{Step, MAX_PATH_STEPS};
+use crate::path::MAX_PATH_STEPS;
 use crate::store::Store;
 use crate::tree::{Ctx, Dir, Ptr};
 
@@ -101,7 +101,7 @@ impl<W: Write> Walk<'_, W> {
         Ok(())
     }
 
-    fn entry(&mut self, step: &Step, ptr: &Ptr) -> Result<()> {
+    fn entry(&mut self, step: &[u8], ptr: &Ptr) -> Result<()> {
         // A stored tree deeper than the maximum (another program's, or damage) is refused,
         // not followed until the stack ends; no import would take it either.
         let steps = self.depth + 1;
@@ -146,7 +146,9 @@ mod tests {
         let fs = crate::io::MemFs::new();
         let store = Store::open_with("/s", Config { fs: Arc::new(fs), ..Config::default() }).unwrap();
         let empty = Ptr::dir(Arc::new(Dir::empty()));
-        let root = Dir::new(DirBody::Flat(crate::tree::Bindings::from_sorted(vec![(Step::from_slice(b"e"), empty)])));
+        let root = Dir::new(DirBody::Flat(
+            crate::tree::Bindings::from_sorted(vec![(crate::path::Step::from_slice(b"e"), empty)]).unwrap(),
+        ));
         let tree = Tree::at(Ptr::dir(Arc::new(root)), store.empty().ctx, 1);
         let commit = store.commit(&tree, &[], 0, "Tezos", "").unwrap();
         let e = export(&store, &commit, Vec::new()).unwrap_err();

@@ -13,7 +13,7 @@ use crate::pack::log::{Log, ReadFrame};
 use crate::pack::record::{invalid, kind, ChildRef, DecodeError, Reader};
 use crate::path::Step;
 use crate::tree::{
-    Bindings, Dir, DirBody, DiskPtr, Entry, Evicted, IPtr, Inode, InodeBody, Lineage, Persisted, Ptr, Value,
+    Bindings, Builder, Dir, DirBody, DiskPtr, Evicted, IPtr, Inode, InodeBody, Lineage, Persisted, Ptr, Value,
 };
 
 /// A decoded object held by the cache.
@@ -279,27 +279,27 @@ impl Loader {
     }
 
     /// Decodes `n` sorted bindings of a FLAT_DIR or INODE_VALUES record at `at`.
-    fn entries(&self, r: &mut Reader<'_>, at: u64) -> Result<Vec<Entry>> {
+    fn entries(&self, r: &mut Reader<'_>, at: u64) -> Result<Bindings> {
         let bad = self.bad(at);
         let n = r.len().map_err(&bad)?;
-        let mut out: Vec<Entry> = Vec::with_capacity(n);
+        let mut out = Builder::new(n, long_steps_guess(r, n));
         for _ in 0..n {
             let (step, child) = r.entry().map_err(&bad)?;
-            if out.last().is_some_and(|(prev, _)| prev[..] >= *step) {
+            if out.last_step().is_some_and(|last| last >= &step[..]) {
                 return Err(self.corrupt(at, Corruption::OutOfOrder { what: "bindings", index: out.len() }));
             }
-            out.push((step, self.child_ptr(child, at)?));
+            out.push(&step, self.child_ptr(child, at)?)?;
         }
-        Ok(out)
+        Ok(out.finish())
     }
 
     /// Applies the sorted changes of a delta record at `at` to its base's bindings; returns
     /// the bindings and the changed steps. A removal of a binding the base lacks is allowed
     /// (the writer marks a step before it knows whether the change takes).
-    fn apply_changes(&self, base: &[Entry], r: &mut Reader<'_>, at: u64) -> Result<(Vec<Entry>, Vec<Step>)> {
+    fn apply_changes(&self, base: &Bindings, r: &mut Reader<'_>, at: u64) -> Result<(Bindings, Vec<Step>)> {
         let bad = self.bad(at);
         let n = r.len().map_err(&bad)?;
-        let mut out: Vec<Entry> = Vec::with_capacity(base.len() + n);
+        let mut out = Builder::new(base.len() + n, base.buffer_bytes().1 + long_steps_guess(r, n));
         let mut steps: Vec<Step> = Vec::with_capacity(n);
         let mut i = 0;
         for _ in 0..n {
@@ -307,19 +307,22 @@ impl Loader {
             if steps.last().is_some_and(|prev| prev[..] >= step[..]) {
                 return Err(self.corrupt(at, Corruption::OutOfOrder { what: "changes", index: steps.len() }));
             }
-            let keep = base[i..].partition_point(|(s, _)| s[..] < step[..]);
-            out.extend_from_slice(&base[i..i + keep]);
-            i += keep;
-            if base.get(i).is_some_and(|(s, _)| s[..] == step[..]) {
+            while i < base.len() && base.step(i) < &step[..] {
+                out.push(base.step(i), base.child(i).clone())?;
+                i += 1;
+            }
+            if i < base.len() && base.step(i) == &step[..] {
                 i += 1;
             }
             if let Some(c) = child {
-                out.push((step.clone(), self.child_ptr(c, at)?));
+                out.push(&step, self.child_ptr(c, at)?)?;
             }
             steps.push(step);
         }
-        out.extend_from_slice(&base[i..]);
-        Ok((out, steps))
+        for (s, c) in base.iter().skip(i) {
+            out.push(s, c.clone())?;
+        }
+        Ok((out.finish(), steps))
     }
 
     /// The record at `base` that the delta at `at` is a version of: a directory (FLAT_DIR)
@@ -524,7 +527,7 @@ impl Loader {
         let mut r = Reader::new(body);
         let e = self.entries(&mut r, offset)?;
         r.finish().map_err(self.bad(offset))?;
-        Ok(Dir::loaded(DirBody::Flat(Bindings::from_sorted(e)), hash, self.persisted(offset), Lineage::default()))
+        Ok(Dir::loaded(DirBody::Flat(e), hash, self.persisted(offset), Lineage::default()))
     }
 
     /// Decodes the body of a FLAT_DIR_DELTA record at `offset`; `chained`: whether its base
@@ -546,7 +549,7 @@ impl Loader {
             return Err(self.corrupt(offset, Corruption::CountMismatch { recorded: count, actual: e.len() as u64 }));
         }
         let (at, lineage) = self.delta_at(offset, based(&base_dir.disk, &base_dir.lineage), steps, 0);
-        Ok(Dir::loaded(DirBody::Flat(Bindings::from_sorted(e)), hash, at, lineage))
+        Ok(Dir::loaded(DirBody::Flat(e), hash, at, lineage))
     }
 
     /// Decodes the directory record at `offset` (flat, or the root inode of a large one,
@@ -625,7 +628,7 @@ impl Loader {
                     return Err(bad(invalid("binding count of a values inode", e.len() as u64)));
                 }
                 let n = e.len() as u64;
-                Ok(Inode::loaded(depth, n, InodeBody::Values(Bindings::from_sorted(e)), hash, at, lineage))
+                Ok(Inode::loaded(depth, n, InodeBody::Values(e), hash, at, lineage))
             }
             kind::INODE_TREE => self.tree_inode(body, offset, depth, hash),
             kind::INODE_TREE_DELTA => self.tree_inode_delta(body, offset, depth, hash, chained),
@@ -654,6 +657,13 @@ impl crate::tree::Source for Loader {
     fn weigh(&self, node: crate::tree::Held<'_>) -> u64 {
         weight::held(node) as u64
     }
+}
+
+/// About how many bytes the long steps of the `n` bindings left in `r` take: what is left of
+/// the body less each child's tag, offset and hash, twice over as hex steps are stored
+/// packed. A guess for a buffer that grows if it is short, and lives only while decoding.
+fn long_steps_guess(r: &Reader<'_>, n: usize) -> usize {
+    2 * r.remaining().saturating_sub(n.saturating_mul(34))
 }
 
 /// A delta's base as [`Loader::delta_at`] takes it: where the base is and its lineage.

@@ -56,19 +56,15 @@ fn entries(e: &Bindings) -> usize {
 /// [`entries`], each value in memory weighed by `value`.
 fn entries_with(e: &Bindings, value: impl Fn(&Value) -> usize) -> usize {
     let inside: usize = e
-        .iter()
-        .map(|(step, child)| {
-            let step = if step.spilled() { allocation(step.capacity()) } else { 0 };
-            let child = match child {
-                Ptr::Value(v) => value(v),
-                // In the binding (counted with the buffer), or cached on its own.
-                Ptr::Small(_) | Ptr::Dir(_) | Ptr::Disk(_) => 0,
-            };
-            step + child
+        .children()
+        .map(|child| match child {
+            Ptr::Value(v) => value(v),
+            // In the binding (counted with the buffer), or cached on its own.
+            Ptr::Small(_) | Ptr::Dir(_) | Ptr::Disk(_) => 0,
         })
         .sum();
-    let (keys, bindings) = e.buffer_bytes();
-    allocation(keys) + allocation(bindings) + inside
+    let (bindings, bytes) = e.buffer_bytes();
+    allocation(bindings) + allocation(bytes) + inside
 }
 
 /// An inode and its `Arc` (its sub-inodes are cached on their own).
@@ -126,7 +122,6 @@ pub(super) fn value(v: &Value) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tree::Entry;
 
     #[test]
     fn allocations_round_up_to_size_classes() {
@@ -145,7 +140,7 @@ mod tests {
 
     #[test]
     fn a_node_weighs_at_least_its_buffers() {
-        let e: Vec<Entry> = (0..10u8)
+        let e: Vec<(crate::path::Step, Ptr)> = (0..10u8)
             .map(|i| {
                 (
                     crate::path::Step::from_slice(&[i]),
@@ -153,9 +148,9 @@ mod tests {
                 )
             })
             .collect();
-        let d = Dir::new(DirBody::Flat(Bindings::from_sorted(e)));
+        let d = Dir::new(DirBody::Flat(Bindings::from_sorted(e).unwrap()));
         let DirBody::Flat(e) = &d.body else { unreachable!() };
-        let (keys, bindings) = e.buffer_bytes();
-        assert!(dir(&d) >= size_of::<Dir>() + keys + bindings + 10 * size_of::<Value>());
+        let (bindings, bytes) = e.buffer_bytes();
+        assert!(dir(&d) >= size_of::<Dir>() + bindings + bytes + 10 * size_of::<Value>());
     }
 }

@@ -249,7 +249,7 @@ impl Persister<'_> {
             }
             Some(_) => changes
                 .clone()
-                .map(|s| entries.search(s).ok().map(|i| self.child(&entries[i].1)).transpose())
+                .map(|s| entries.search(s).ok().map(|i| self.child(entries.child(i))).transpose())
                 .collect::<Result<_>>()?,
         };
         let at = self.w.pos();

@@ -1,32 +1,65 @@
-//! The sorted bindings of a flat directory or a Values inode, with the first eight bytes of
-//! each step kept beside them for searching.
+//! The sorted bindings of a flat directory or a Values inode: each binding's child and where
+//! its step is, 64 bytes side by side; the first eight bytes of each step, zero-padded, side
+//! by side for searching (and, for a step of at most eight bytes, the step itself); and the
+//! longer steps end to end in one buffer.
 //!
-//! A binding is 128 bytes (a step stored inline up to 64 bytes, and a child pointer that
-//! carries a 32-byte hash, or a small value and its hash), so a binary search over them
-//! reads a cache line or two per probe,
-//! and a lookup in a node the block has not touched yet waits for five or six misses. The
-//! keys (`ops::prefix_key` of each step: big-endian, zero-padded, ordered as the steps are
-//! wherever they differ) are 8 bytes each, side by side: the probes read them, and only a key
-//! equal to the one sought sends the search to the step itself.
+//! A binding held its step inline (up to 64 bytes) beside its child pointer, 128 bytes in
+//! all, most of them unused: nearly all steps below an account are at most eight bytes
+//! (`balance`, `counter`, `data`, `len`, big-map ids). Now a binding is one cache line, its
+//! child first; a short step is read from its key, which the search has just read; a long
+//! one (a contract id, a big-map key hash) from the node's step buffer, never an
+//! allocation of its own. A search probes the keys (big-endian, zero-padded: ordered as the
+//! steps are wherever they differ), 8 bytes each, side by side; only a key equal to the one
+//! sought sends it to the step itself.
+//!
+//! A removed binding's long step stays in the buffer until the buffer would have to grow: it
+//! is then compacted instead when at least half of it is such leftovers, so that a list holds
+//! at most about twice its long steps' bytes.
 
 use std::cmp::Ordering;
 
 use super::node::{Entry, Ptr};
 use super::ops::prefix_key;
+use crate::error::{Error, Result};
+use crate::path::Step;
+
+/// A search key: the first eight bytes of a step, zero-padded, as a number ordered as the
+/// steps are wherever they differ (`ops::prefix_key`).
+pub(crate) trait Key: Copy {
+    /// The key as a number.
+    fn value(self) -> u64;
+}
+
+impl Key for u64 {
+    fn value(self) -> u64 {
+        self
+    }
+}
+
+/// The bytes themselves (big-endian): a step of at most eight bytes can be read back from them.
+impl Key for [u8; 8] {
+    fn value(self) -> u64 {
+        u64::from_be_bytes(self)
+    }
+}
 
 /// Where `step` is among steps sorted by their bytes (`Ok`), or where it would go (`Err`),
-/// as `slice::binary_search` answers: `keys[i]` is the `prefix_key` of the `i`-th step, and
+/// as `slice::binary_search` answers: `keys[i]` is the key of the `i`-th step, and
 /// `step_at(i)` the step itself, read only when its key equals the one sought.
-pub(crate) fn search_keyed<'s>(keys: &[u64], step: &[u8], step_at: impl Fn(usize) -> &'s [u8]) -> Result<usize, usize> {
+pub(crate) fn search_keyed<'s, K: Key>(
+    keys: &[K],
+    step: &[u8],
+    step_at: impl Fn(usize) -> &'s [u8],
+) -> std::result::Result<usize, usize> {
     let key = prefix_key(step);
     // The first key not below the one sought: the keys are ordered as the steps are (not
     // strictly: steps equal in their first eight bytes, or equal but for trailing zero bytes
     // when shorter, share a key). The standard library's binary search is written to
     // avoid a branch on each comparison, whose outcome no predictor can guess (with a three-way
     // branch at each probe, a block mispredicted 6% more of its branches).
-    let mut i = keys.partition_point(|&k| k < key);
+    let mut i = keys.partition_point(|&k| k.value() < key);
     // Equal keys: the steps themselves decide, in order (almost always one at most).
-    while keys.get(i) == Some(&key) {
+    while keys.get(i).is_some_and(|k| k.value() == key) {
         match step_at(i).cmp(step) {
             Ordering::Less => i += 1,
             Ordering::Equal => return Ok(i),
@@ -36,100 +69,345 @@ pub(crate) fn search_keyed<'s>(keys: &[u64], step: &[u8], step_at: impl Fn(usize
     Err(i)
 }
 
-/// The keys of a binding list, the first two in place: nearly all directories of a Tezos state
-/// hold two or three bindings (a big-map entry's `data` and `len`), and their keys then take
-/// no allocation of their own, in the room a `Vec` takes anyway.
-type Keys = smallvec::SmallVec<[u64; 2]>;
+/// A binding list's keys, 8 bytes each in binding order, then its long steps end to end, in
+/// one buffer: in place up to 16 bytes (the two keys of a big-map entry's `data` and `len`),
+/// so that the list is two words of buffers and its directory fills mimalloc's 256-byte
+/// size class (one more buffer made every directory 320 bytes).
+type Bytes = smallvec::SmallVec<[u8; 16]>;
 
-/// Bindings sorted by step bytes, each step's key beside it.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Bindings {
-    entries: Vec<Entry>,
-    /// `prefix_key` of `entries[i].0`, for every `i`.
-    keys: Keys,
+/// Steps of at most this many bytes are read from their keys.
+const IN_KEY: usize = 8;
+
+/// One binding: its child, and its step's length and (when longer than [`IN_KEY`]) where
+/// it is among the list's long steps. 64 bytes, a cache line, with the child first.
+#[derive(Debug, Clone)]
+struct Slot {
+    child: Ptr,
+    at: u32,
+    len: u32,
 }
 
+/// Bindings sorted by step bytes, each step's key beside them.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Bindings {
+    slots: Vec<Slot>,
+    /// The first eight bytes of each step, zero-padded, in binding order; then the long
+    /// steps (and the long steps of removed bindings not compacted away yet).
+    bytes: Bytes,
+}
+
+/// The most bytes the long steps of one binding list may take: their positions are 32-bit.
+pub(crate) const MAX_STEP_BYTES: u64 = u32::MAX as u64;
+
 impl Bindings {
-    /// Bindings already sorted by step bytes (as decoded, collected and sorted, or split).
-    pub fn from_sorted(entries: Vec<Entry>) -> Bindings {
+    /// Bindings already sorted by step bytes (as collected and sorted, or split).
+    pub fn from_sorted(entries: Vec<Entry>) -> Result<Bindings> {
         debug_assert!(entries.windows(2).all(|w| w[0].0 < w[1].0), "bindings sorted, steps distinct");
-        let keys = entries.iter().map(|(s, _)| prefix_key(s)).collect();
-        Bindings { entries, keys }
+        let bytes = entries.iter().map(|(s, _)| s.len()).filter(|&n| n > IN_KEY).sum();
+        let mut b = Builder::new(entries.len(), bytes);
+        for (step, child) in entries {
+            b.push(&step, child)?;
+        }
+        Ok(b.finish())
+    }
+
+    /// Number of bindings.
+    pub fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Whether there are no bindings.
+    pub fn is_empty(&self) -> bool {
+        self.slots.is_empty()
     }
 
     /// Where the binding named `step` is (`Ok`), or where it would go (`Err`), as
     /// `slice::binary_search` answers.
-    pub fn search(&self, step: &[u8]) -> Result<usize, usize> {
-        search_keyed(&self.keys, step, |i| &self.entries[i].0)
+    pub fn search(&self, step: &[u8]) -> std::result::Result<usize, usize> {
+        let (keys, long) = self.parts();
+        search_keyed(keys, step, |i| step_of(&self.slots[i], &keys[i], long))
     }
 
-    /// Inserts `entry` at `i`, where [`Bindings::search`] said its step goes.
-    pub fn insert(&mut self, i: usize, entry: Entry) {
-        self.keys.insert(i, prefix_key(&entry.0));
-        self.entries.insert(i, entry);
+    /// The step of the binding at `i`.
+    #[inline]
+    pub fn step(&self, i: usize) -> &[u8] {
+        let (keys, long) = self.parts();
+        step_of(&self.slots[i], &keys[i], long)
     }
 
-    /// Removes the binding at `i`.
-    pub fn remove(&mut self, i: usize) -> Entry {
-        self.keys.remove(i);
-        self.entries.remove(i)
+    /// The child of the binding at `i`.
+    pub fn child(&self, i: usize) -> &Ptr {
+        &self.slots[i].child
     }
 
     /// The child of the binding at `i`, to change (its step stays).
     pub fn child_mut(&mut self, i: usize) -> &mut Ptr {
-        &mut self.entries[i].1
+        &mut self.slots[i].child
+    }
+
+    /// Every child, in order.
+    pub fn children(&self) -> impl ExactSizeIterator<Item = &Ptr> {
+        self.slots.iter().map(|s| &s.child)
     }
 
     /// Every child, to change (the steps stay).
     pub fn children_mut(&mut self) -> impl Iterator<Item = &mut Ptr> {
-        self.entries.iter_mut().map(|(_, c)| c)
+        self.slots.iter_mut().map(|s| &mut s.child)
     }
 
-    /// The bindings, giving up the keys.
+    /// Every binding as (step, child), in order.
+    pub fn iter(&self) -> Iter<'_> {
+        let (keys, long) = self.parts();
+        Iter { slots: self.slots.iter(), keys: keys.iter(), long }
+    }
+
+    /// Inserts a binding at `i`, where [`Bindings::search`] said `step` goes.
+    pub fn insert(&mut self, i: usize, step: &[u8], child: Ptr) -> Result<()> {
+        debug_assert!(i == 0 || self.step(i - 1) < step, "inserted in order");
+        debug_assert!(i == self.len() || step < self.step(i), "inserted in order");
+        let (at, len) = self.place(step)?;
+        self.bytes.insert_from_slice(IN_KEY * i, &prefix_key(step).to_be_bytes());
+        self.slots.insert(i, Slot { child, at, len });
+        Ok(())
+    }
+
+    /// Removes the binding at `i`; returns its child.
+    pub fn remove(&mut self, i: usize) -> Ptr {
+        let slot = self.slots.remove(i);
+        self.bytes.drain(IN_KEY * i..IN_KEY * (i + 1));
+        // The last long step written goes with it; any other stays until the next compaction.
+        let keys_end = IN_KEY * self.len();
+        if slot.len as usize > IN_KEY && keys_end + slot.at as usize + slot.len as usize == self.bytes.len() {
+            self.bytes.truncate(keys_end + slot.at as usize);
+        }
+        slot.child
+    }
+
+    /// The bindings as owned steps and children, giving up the list.
     pub fn into_entries(self) -> Vec<Entry> {
-        self.entries
+        let (keys, long) = split(&self.bytes, self.slots.len());
+        let entries = self.slots.iter().zip(keys).map(|(s, k)| Step::from_slice(step_of(s, k, long)));
+        entries.collect::<Vec<_>>().into_iter().zip(self.slots).map(|(step, s)| (step, s.child)).collect()
     }
 
-    /// Bytes of the two buffers' capacities (the keys', 0 when in place, and the bindings').
+    /// Bytes of the two buffers' capacities: the bindings', and the keys' and long steps'
+    /// (0 when in place).
     pub fn buffer_bytes(&self) -> (usize, usize) {
-        let keys = if self.keys.spilled() { self.keys.capacity() * size_of::<u64>() } else { 0 };
-        (keys, self.entries.capacity() * size_of::<Entry>())
+        let bytes = if self.bytes.spilled() { self.bytes.capacity() } else { 0 };
+        (self.slots.capacity() * size_of::<Slot>(), bytes)
+    }
+
+    /// The keys, and the long steps.
+    #[inline]
+    fn parts(&self) -> (&[[u8; 8]], &[u8]) {
+        split(&self.bytes, self.slots.len())
+    }
+
+    /// Where a new binding's step goes: nowhere but its key when short; else copied to the
+    /// end of the long steps, as a position among them. When the buffer is full and at
+    /// least half of its long steps are those of removed bindings, it is compacted instead
+    /// of grown.
+    fn place(&mut self, step: &[u8]) -> Result<(u32, u32)> {
+        if step.len() <= IN_KEY {
+            return Ok((0, step.len() as u32));
+        }
+        let keys_end = IN_KEY * self.len();
+        if self.bytes.len() + IN_KEY + step.len() > self.bytes.capacity() {
+            let live: usize = self.slots.iter().map(|s| s.len as usize).filter(|&n| n > IN_KEY).sum();
+            if 2 * live <= self.bytes.len() - keys_end {
+                self.compact(live);
+            }
+        }
+        let at = self.bytes.len() - keys_end;
+        let end = at as u64 + step.len() as u64;
+        if end > MAX_STEP_BYTES {
+            return Err(Error::StepsTooLarge { bytes: end, max: MAX_STEP_BYTES });
+        }
+        self.bytes.extend_from_slice(step);
+        // Both fit in 32 bits: the end does.
+        Ok((at as u32, step.len() as u32))
+    }
+
+    /// Rewrites the long steps with the live ones only (`live` bytes), in binding order.
+    fn compact(&mut self, live: usize) {
+        let keys_end = IN_KEY * self.len();
+        let mut bytes = Bytes::with_capacity(keys_end + live);
+        bytes.extend_from_slice(&self.bytes[..keys_end]);
+        for slot in self.slots.iter_mut().filter(|s| s.len as usize > IN_KEY) {
+            let at = bytes.len() - keys_end;
+            let from = keys_end + slot.at as usize;
+            bytes.extend_from_slice(&self.bytes[from..from + slot.len as usize]);
+            // At most the old position: the old buffer held every live step.
+            slot.at = at as u32;
+        }
+        self.bytes = bytes;
     }
 }
 
-impl std::ops::Deref for Bindings {
-    type Target = [Entry];
-    fn deref(&self) -> &[Entry] {
-        &self.entries
+/// A binding list built in order (decoded, or collected and sorted): the keys and the long
+/// steps go to buffers of their own, joined once at the end (into a buffer of the exact
+/// size), so that a long step is not moved again by every key after it.
+pub(crate) struct Builder {
+    slots: Vec<Slot>,
+    keys: Vec<[u8; IN_KEY]>,
+    long: Vec<u8>,
+}
+
+impl Builder {
+    /// Room for `bindings` bindings whose long steps take about `long_bytes` bytes.
+    pub fn new(bindings: usize, long_bytes: usize) -> Builder {
+        Builder {
+            slots: Vec::with_capacity(bindings),
+            keys: Vec::with_capacity(bindings),
+            long: Vec::with_capacity(long_bytes),
+        }
+    }
+
+    /// Number of bindings so far.
+    pub fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// The step of the last binding, if any.
+    pub fn last_step(&self) -> Option<&[u8]> {
+        Some(step_of(self.slots.last()?, self.keys.last()?, &self.long))
+    }
+
+    /// Appends a binding whose step sorts after every step so far.
+    pub fn push(&mut self, step: &[u8], child: Ptr) -> Result<()> {
+        debug_assert!(self.last_step().is_none_or(|last| last < step), "pushed in order");
+        let at = if step.len() <= IN_KEY {
+            0
+        } else {
+            let at = self.long.len();
+            let end = at as u64 + step.len() as u64;
+            if end > MAX_STEP_BYTES {
+                return Err(Error::StepsTooLarge { bytes: end, max: MAX_STEP_BYTES });
+            }
+            self.long.extend_from_slice(step);
+            at
+        };
+        self.keys.push(prefix_key(step).to_be_bytes());
+        // Both fit in 32 bits: the end of the long steps does.
+        self.slots.push(Slot { child, at: at as u32, len: step.len() as u32 });
+        Ok(())
+    }
+
+    /// The list, the long steps after the keys.
+    pub fn finish(self) -> Bindings {
+        let keys = self.keys.as_flattened();
+        let mut bytes = Bytes::with_capacity(keys.len() + self.long.len());
+        bytes.extend_from_slice(keys);
+        bytes.extend_from_slice(&self.long);
+        Bindings { slots: self.slots, bytes }
     }
 }
+
+/// The keys of `n` bindings at the start of `bytes`, and the long steps after them.
+#[inline]
+fn split(bytes: &[u8], n: usize) -> (&[[u8; 8]], &[u8]) {
+    let (keys, long) = bytes.split_at(IN_KEY * n);
+    (keys.as_chunks::<IN_KEY>().0, long)
+}
+
+/// The step of `slot`, whose key is `key`, in a list whose long steps are `long`.
+#[inline]
+fn step_of<'a>(slot: &Slot, key: &'a [u8; 8], long: &'a [u8]) -> &'a [u8] {
+    let len = slot.len as usize;
+    if len <= IN_KEY {
+        &key[..len]
+    } else {
+        &long[slot.at as usize..][..len]
+    }
+}
+
+/// The bindings of a list as (step, child), in order ([`Bindings::iter`]).
+#[derive(Clone)]
+pub(crate) struct Iter<'a> {
+    slots: std::slice::Iter<'a, Slot>,
+    keys: std::slice::Iter<'a, [u8; 8]>,
+    long: &'a [u8],
+}
+
+impl<'a> Iterator for Iter<'a> {
+    type Item = (&'a [u8], &'a Ptr);
+    fn next(&mut self) -> Option<Self::Item> {
+        let (s, k) = (self.slots.next()?, self.keys.next()?);
+        Some((step_of(s, k, self.long), &s.child))
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.slots.size_hint()
+    }
+}
+
+impl DoubleEndedIterator for Iter<'_> {
+    fn next_back(&mut self) -> Option<Self::Item> {
+        let (s, k) = (self.slots.next_back()?, self.keys.next_back()?);
+        Some((step_of(s, k, self.long), &s.child))
+    }
+}
+
+impl ExactSizeIterator for Iter<'_> {}
 
 impl<'a> IntoIterator for &'a Bindings {
-    type Item = &'a Entry;
-    type IntoIter = std::slice::Iter<'a, Entry>;
-    fn into_iter(self) -> Self::IntoIter {
-        self.entries.iter()
+    type Item = (&'a [u8], &'a Ptr);
+    type IntoIter = Iter<'a>;
+    fn into_iter(self) -> Iter<'a> {
+        self.iter()
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::Bindings;
+    use super::{Bindings, Slot};
     use crate::path::Step;
     use crate::tree::node::Ptr;
 
-    /// A directory of two bindings keeps their keys in the room a list's buffer pointer takes:
-    /// no allocation, and no byte more in the node; a third key moves them to a buffer.
+    /// A binding is one cache line; a list of two short steps keeps its keys (which are its
+    /// steps) in place (no allocation but the bindings'); a third key moves them to a buffer.
     #[test]
-    fn two_keys_take_no_allocation_and_no_room() {
-        assert_eq!(size_of::<Bindings>(), 2 * size_of::<Vec<u64>>());
+    fn a_binding_is_a_cache_line_and_short_steps_take_no_allocation() {
+        assert_eq!(size_of::<Slot>(), 64);
+        assert_eq!(size_of::<Bindings>(), 2 * size_of::<Vec<u8>>());
         let binding = |s: &str| (Step::from_slice(s.as_bytes()), Ptr::value(b"v"));
-        let mut b = Bindings::from_sorted(vec![binding("data"), binding("len")]);
-        assert_eq!(b.buffer_bytes().0, 0);
+        let mut b = Bindings::from_sorted(vec![binding("data"), binding("len")]).unwrap();
+        assert_eq!(b.buffer_bytes().1, 0);
+        assert_eq!(b.step(1), b"len");
         assert_eq!((b.search(b"data"), b.search(b"len"), b.search(b"key")), (Ok(0), Ok(1), Err(1)));
-        b.insert(1, binding("key"));
-        assert!(b.buffer_bytes().0 >= 3 * size_of::<u64>());
+        b.insert(1, b"key", Ptr::value(b"w")).unwrap();
+        assert!(b.buffer_bytes().1 >= 3 * size_of::<u64>());
         assert_eq!((b.search(b"data"), b.search(b"key"), b.search(b"len")), (Ok(0), Ok(1), Ok(2)));
+        assert_eq!((b.step(0), b.step(1), b.step(2)), (&b"data"[..], &b"key"[..], &b"len"[..]));
+    }
+
+    /// Steps of removed bindings are compacted away before the buffer grows: however many
+    /// bindings come and go, the buffer stays within about twice the live steps (and one
+    /// step more), and every binding keeps its own step.
+    #[test]
+    fn removed_steps_are_compacted_before_the_buffer_grows() {
+        let mut rng = arbor_core::toolbox::SplitMix64::new(7);
+        let mut b = Bindings::default();
+        let mut model: Vec<Vec<u8>> = Vec::new();
+        for round in 0..4000u32 {
+            let step = format!("step-{}-{}", rng.below(300), "x".repeat(rng.below(40) as usize)).into_bytes();
+            match b.search(&step) {
+                Ok(i) => {
+                    assert!(matches!(b.remove(i), Ptr::Small(_)));
+                    model.remove(i);
+                }
+                Err(i) => {
+                    b.insert(i, &step, Ptr::value(&round.to_le_bytes())).unwrap();
+                    model.insert(i, step);
+                }
+            }
+            let live: usize = model.iter().map(Vec::len).sum();
+            let longest = model.iter().map(Vec::len).max().unwrap_or(0);
+            let long = b.bytes.len() - 8 * b.len();
+            assert!(long <= 2 * live + 2 * longest + 16, "{long} bytes for {live}");
+        }
+        let steps: Vec<&[u8]> = b.iter().map(|(s, _)| s).collect();
+        assert_eq!(steps, model.iter().map(Vec::as_slice).collect::<Vec<_>>());
+        assert_eq!(b.into_entries().into_iter().map(|(s, _)| s.to_vec()).collect::<Vec<_>>(), model);
     }
 
     #[test]
@@ -146,7 +424,7 @@ mod tests {
             steps.sort();
             steps.dedup();
             let entries = steps.iter().map(|s| (Step::from_slice(s), Ptr::value(b"v"))).collect();
-            let mut b = Bindings::from_sorted(entries);
+            let mut b = Bindings::from_sorted(entries).unwrap();
             for _ in 0..20 {
                 let probe = draw(&mut rng);
                 assert_eq!(b.search(&probe), steps.binary_search(&probe), "{probe:?} in {steps:?}");
@@ -157,13 +435,14 @@ mod tests {
                         steps.remove(i);
                     }
                     Err(i) => {
-                        b.insert(i, (Step::from_slice(&probe), Ptr::value(b"w")));
+                        b.insert(i, &probe, Ptr::value(b"w")).unwrap();
                         steps.insert(i, probe);
                     }
                 }
             }
             for (i, s) in steps.iter().enumerate() {
                 assert_eq!(b.search(s), Ok(i));
+                assert_eq!(b.step(i), &s[..]);
             }
         }
     }

@@ -284,7 +284,12 @@ mod tests {
         let entries = children.into_iter().map(|(s, p)| (Step::from_slice(s.as_bytes()), p)).collect();
         let at = Persisted { store: 1, offset, full: offset, seq: 3, level: 0 };
         let hash = Hash([offset as u8; 32]);
-        Arc::new(Dir::loaded(DirBody::Flat(Bindings::from_sorted(entries)), Some(hash), at, Lineage::default()))
+        Arc::new(Dir::loaded(
+            DirBody::Flat(Bindings::from_sorted(entries).unwrap()),
+            Some(hash),
+            at,
+            Lineage::default(),
+        ))
     }
 
     /// The offsets `let_go` hands over, in order, for a directory at 300 holding one at 200
@@ -319,6 +324,6 @@ mod tests {
         assert_eq!(seen, Vec::<u64>::new());
         let kept = kept.unwrap();
         let DirBody::Flat(entries) = &kept.body else { panic!("flat") };
-        assert!(matches!(entries[0].1, Ptr::Dir(_)), "the shared node keeps its child in memory");
+        assert!(matches!(entries.child(0), Ptr::Dir(_)), "the shared node keeps its child in memory");
     }
 }

@@ -17,13 +17,13 @@ use std::sync::{Arc, OnceLock};
 
 use arbor_core::{ChildKind, Hash, InodeConfig};
 
-pub(crate) use bindings::Bindings;
+pub(crate) use bindings::{Bindings, Builder};
 pub(crate) use evict::{evict, let_go, Share};
 #[cfg(test)]
 pub(crate) use linked::Linked;
 use mutate::Outcome;
 pub(crate) use node::{
-    hashing_alone, warm, Dir, DirBody, DiskPtr, Entry, Evicted, Held, IPtr, Inode, InodeBody, Lineage, Persisted, Ptr,
+    hashing_alone, warm, Dir, DirBody, DiskPtr, Evicted, Held, IPtr, Inode, InodeBody, Lineage, Persisted, Ptr,
     Reading, Source, Value,
 };
 pub(crate) use ops::Ctx;
@@ -377,7 +377,7 @@ impl Tree {
                 skip -= 1;
                 return Ok(true);
             }
-            out.push((s.clone(), self.below(c.clone(), path.len() + 1)));
+            out.push((Step::from_slice(s), self.below(c.clone(), path.len() + 1)));
             Ok(out.len() < limit)
         })?;
         Ok(out)

@@ -10,7 +10,6 @@ use super::node::{Dir, DirBody, IPtr, Inode, InodeBody, Lineage, Persisted, Ptr}
 use super::ops::Ctx;
 use super::order::{may_be_first_change, same_child};
 use crate::error::Result;
-use crate::path::Step;
 
 /// What a change did to the node it was applied to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -85,7 +84,7 @@ impl Ctx {
                 let o = self.set_in_entries(entries, &mut dir.lineage, step, rest, new, &mut fresh, parent)?;
                 if entries.len() > self.cfg.stable_hash as usize {
                     let all = std::mem::take(entries);
-                    dir.body = DirBody::Large(Arc::new(self.build_inode(0, all.into_entries())));
+                    dir.body = DirBody::Large(Arc::new(self.build_inode(0, all.into_entries())?));
                     dir.lineage = Lineage::default();
                 }
                 o
@@ -142,13 +141,13 @@ impl Ctx {
     ) -> Result<Outcome> {
         match entries.search(step) {
             Ok(i) => {
-                if matches!(&entries[i].1, Ptr::Dir(d) if d.persisted().is_none()) {
+                if matches!(entries.child(i), Ptr::Dir(d) if d.persisted().is_none()) {
                     // (A node with no base is written whole: what it notes does not matter.)
                     debug_assert!(lineage.base.is_none() || lineage.noted(step), "{step:?} changed unnoted");
                 } else {
                     lineage.mark_step(step);
                 }
-                *fresh = may_be_first_change(&entries[i].1);
+                *fresh = may_be_first_change(entries.child(i));
                 let o = self.set_mut(entries.child_mut(i), rest, new, parent)?;
                 if o == Outcome::Emptied {
                     entries.remove(i);
@@ -162,7 +161,7 @@ impl Ctx {
                 let mut child = Ptr::dir(Arc::new(Dir::empty()));
                 match self.set_mut(&mut child, rest, new, parent)? {
                     Outcome::Changed => {
-                        entries.insert(i, (Step::from_slice(step), child));
+                        entries.insert(i, step, child)?;
                         Ok(Outcome::Changed)
                     }
                     // Adding an empty tree where nothing was: nothing to do.
@@ -190,7 +189,7 @@ impl Ctx {
                 node.count = entries.len() as u64;
                 if entries.len() > self.cfg.entries as usize {
                     let all = std::mem::take(entries);
-                    *node = self.build_inode(depth, all.into_entries());
+                    *node = self.build_inode(depth, all.into_entries())?;
                 }
                 Ok(if node.count == 0 { Outcome::Emptied } else { o })
             }

@@ -616,8 +616,8 @@ impl Inode {
 
 /// Each binding's step, kind and child hash, as the hash of a flat directory or a Values inode
 /// takes them (children not hashed yet are hashed).
-pub(crate) fn entry_hashes(entries: &[Entry]) -> impl ExactSizeIterator<Item = (&[u8], ChildKind, &Hash)> {
-    entries.iter().map(|(s, p)| (&s[..], p.kind(), p.hash()))
+pub(crate) fn entry_hashes(entries: &Bindings) -> impl ExactSizeIterator<Item = (&[u8], ChildKind, &Hash)> {
+    entries.iter().map(|(s, p)| (s, p.kind(), p.hash()))
 }
 
 /// The hashes of the slots of a Tree inode that are not empty, with their indexes, as the
@@ -644,9 +644,9 @@ impl Hashed for Inode {
 /// waits for each miss alone. A changed node's children are mostly out of the cache: the
 /// working tree is about 1 GB, and a commit reads 40,000 of them. A child whose hash is
 /// copied into its binding (`tree::Linked`) is not read for hashing.
-pub(crate) fn warm(entries: &[Entry], reading: Reading) {
+pub(crate) fn warm(entries: &Bindings, reading: Reading) {
     let mut seen = 0usize;
-    for (_, p) in entries {
+    for p in entries.children() {
         seen ^= match (p, reading) {
             (Ptr::Value(v), Reading::Hashes) if v.hash_copied() => 0,
             (Ptr::Dir(d), Reading::Hashes) if d.hash_copied() => 0,

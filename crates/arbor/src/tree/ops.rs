@@ -60,10 +60,10 @@ impl Ctx {
     }
 
     /// Builds the inode at `depth` holding `entries` (sorted by step).
-    pub fn build_inode(&self, depth: u32, entries: Vec<Entry>) -> Inode {
+    pub fn build_inode(&self, depth: u32, entries: Vec<Entry>) -> Result<Inode> {
         let count = entries.len() as u64;
         if entries.len() <= self.cfg.entries as usize {
-            return Inode::new(depth, count, InodeBody::Values(Bindings::from_sorted(entries)));
+            return Ok(Inode::new(depth, count, InodeBody::Values(Bindings::from_sorted(entries)?)));
         }
         let mut buckets: Vec<Vec<Entry>> = (0..self.cfg.entries).map(|_| Vec::new()).collect();
         for e in entries {
@@ -71,15 +71,15 @@ impl Ctx {
         }
         let slots = buckets
             .into_iter()
-            .map(|b| if b.is_empty() { IPtr::Empty } else { IPtr::mem(Arc::new(self.build_inode(depth + 1, b))) })
-            .collect();
-        Inode::new(depth, count, InodeBody::Tree(slots))
+            .map(|b| Ok(if b.is_empty() { IPtr::Empty } else { IPtr::mem(Arc::new(self.build_inode(depth + 1, b)?)) }))
+            .collect::<Result<_>>()?;
+        Ok(Inode::new(depth, count, InodeBody::Tree(slots)))
     }
 
     /// Appends every binding below `node` to `out` (inode order, not sorted).
     pub fn collect(&self, node: &Inode, out: &mut Vec<Entry>) -> Result<()> {
         match &node.body {
-            InodeBody::Values(e) => out.extend(e.iter().cloned()),
+            InodeBody::Values(e) => out.extend(e.iter().map(|(s, c)| (Step::from_slice(s), c.clone()))),
             InodeBody::Tree(slots) => {
                 for s in slots {
                     if let Some(sub) = self.inode_of(s, node.depth + 1)? {
@@ -97,12 +97,12 @@ impl Ctx {
         let mut all = Vec::with_capacity(node.count as usize);
         self.collect(node, &mut all)?;
         all.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-        Ok(Bindings::from_sorted(all))
+        Bindings::from_sorted(all)
     }
 
     /// Calls `f` on each binding of `dir` in storage order (sorted for flat directories,
     /// inode order for large ones); stops early when `f` returns false.
-    pub fn each_entry(&self, dir: &Dir, f: &mut dyn FnMut(&Step, &Ptr) -> Result<bool>) -> Result<bool> {
+    pub fn each_entry(&self, dir: &Dir, f: &mut dyn FnMut(&[u8], &Ptr) -> Result<bool>) -> Result<bool> {
         match &dir.body {
             DirBody::Flat(entries) => {
                 for (s, p) in entries {
@@ -116,7 +116,7 @@ impl Ctx {
         }
     }
 
-    fn each_inode_entry(&self, node: &Inode, f: &mut dyn FnMut(&Step, &Ptr) -> Result<bool>) -> Result<bool> {
+    fn each_inode_entry(&self, node: &Inode, f: &mut dyn FnMut(&[u8], &Ptr) -> Result<bool>) -> Result<bool> {
         match &node.body {
             InodeBody::Values(entries) => {
                 for (s, p) in entries {
@@ -189,7 +189,7 @@ impl Ctx {
                     match &d.body {
                         DirBody::Flat(entries) => match entries.search(path[i].as_ref()) {
                             Ok(j) => {
-                                at = At::Ptr(&entries[j].1);
+                                at = At::Ptr(entries.child(j));
                                 i += 1;
                                 continue;
                             }
@@ -211,7 +211,7 @@ impl Ctx {
             match &node.body {
                 InodeBody::Values(entries) => match entries.search(step) {
                     Ok(j) => {
-                        at = At::Ptr(&entries[j].1);
+                        at = At::Ptr(entries.child(j));
                         i += 1;
                     }
                     Err(_) => return f(None),
@@ -235,28 +235,6 @@ impl Ctx {
 enum At<'a> {
     Ptr(&'a Ptr),
     Inode(&'a Inode),
-}
-
-/// Binary search of a sorted binding list.
-pub(crate) fn search(entries: &[Entry], step: &[u8]) -> std::result::Result<usize, usize> {
-    entries.binary_search_by(|(s, _)| compare_steps(s, step))
-}
-
-/// Byte order of two steps, as `a.cmp(b)`, deciding most comparisons from the first eight
-/// bytes in registers: a lookup compares a step with five to eight others per node, and a
-/// call to `memcmp` for each was the largest cost of a walk. Steps shorter than eight bytes
-/// (`balance`, `counter`, `len`, big-map ids: most steps below an account) are compared the
-/// same way, zero-padded, instead of falling back to `memcmp` every time.
-#[inline]
-pub(crate) fn compare_steps(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
-    let (x, y) = (prefix_key(a), prefix_key(b));
-    if x != y {
-        // Zero-padded prefixes that differ order the steps: at the first differing byte
-        // either both steps have a byte there, or one has ended (a padding 0) and is a
-        // proper prefix of the other, which has a byte > 0 there and sorts after it.
-        return x.cmp(&y);
-    }
-    a.cmp(b)
 }
 
 /// The first eight bytes of `s` as a big-endian number, zero-padded when `s` is shorter.
@@ -283,7 +261,20 @@ pub(crate) fn prefix_key(s: &[u8]) -> u64 {
 
 #[cfg(test)]
 mod tests {
-    use super::compare_steps;
+    use super::prefix_key;
+
+    /// Byte order of two steps decided by their keys where the keys differ, as the searches
+    /// of `tree::bindings` decide it: the order the tests below check against `a.cmp(b)`.
+    fn compare_steps(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
+        let (x, y) = (prefix_key(a), prefix_key(b));
+        if x != y {
+            // Zero-padded prefixes that differ order the steps: at the first differing byte
+            // either both steps have a byte there, or one has ended (a padding 0) and is a
+            // proper prefix of the other, which has a byte > 0 there and sorts after it.
+            return x.cmp(&y);
+        }
+        a.cmp(b)
+    }
 
     #[test]
     fn step_order_is_byte_order() {

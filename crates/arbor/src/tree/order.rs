@@ -18,8 +18,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use arbor_core::order::{irmin_fold_order_after_updates, irmin_order, Update};
 
+use super::bindings::Bindings;
 use super::node::{Dir, DirBody, Entry, Ptr};
-use super::ops::{search, Ctx};
+use super::ops::Ctx;
 use crate::error::Result;
 use crate::path::Step;
 
@@ -129,7 +130,7 @@ impl Ctx {
         &self,
         dir: &Dir,
         listing: bool,
-        f: &mut dyn FnMut(&Step, &Ptr) -> Result<bool>,
+        f: &mut dyn FnMut(&[u8], &Ptr) -> Result<bool>,
     ) -> Result<()> {
         match (dir.form(), &dir.body) {
             (Form::Changed(u), _) if listing => {
@@ -140,9 +141,9 @@ impl Ctx {
             (Form::Sorted, _) => self.each_sorted(dir, f),
             // Hashed flat but stored as inodes above `entries` bindings.
             (Form::Stored, DirBody::Flat(entries)) if entries.len() > self.cfg.entries as usize => {
-                let steps: Vec<&[u8]> = entries.iter().map(|(s, _)| &s[..]).collect();
+                let steps: Vec<&[u8]> = entries.iter().map(|(s, _)| s).collect();
                 match irmin_order(self.cfg, &steps) {
-                    Ok(order) => each_of(order.into_iter().map(|i| &entries[i]), f),
+                    Ok(order) => each_of(order.into_iter().map(|i| (entries.step(i), entries.child(i))), f),
                     // irmin-pack cannot store such a directory at all; sorted is as good as any.
                     Err(_) => self.each_sorted(dir, f),
                 }
@@ -153,10 +154,10 @@ impl Ctx {
         }
     }
 
-    fn each_sorted(&self, dir: &Dir, f: &mut dyn FnMut(&Step, &Ptr) -> Result<bool>) -> Result<()> {
+    fn each_sorted(&self, dir: &Dir, f: &mut dyn FnMut(&[u8], &Ptr) -> Result<bool>) -> Result<()> {
         match &dir.body {
             DirBody::Flat(entries) => each_of(entries.iter(), f),
-            DirBody::Large(_) => each_of(self.sorted_entries(dir)?.iter(), f),
+            DirBody::Large(_) => each_of(self.sorted_entries(dir)?.iter().map(|(s, p)| (&s[..], p)), f),
         }
     }
 
@@ -171,12 +172,12 @@ impl Ctx {
 
     /// Irmin's fold of a stored node with pending changes: the stored bindings no change
     /// touched, in stored order, then the changed steps still present, sorted.
-    fn each_after_updates(&self, dir: &Dir, u: &Updates, f: &mut dyn FnMut(&Step, &Ptr) -> Result<bool>) -> Result<()> {
+    fn each_after_updates(&self, dir: &Dir, u: &Updates, f: &mut dyn FnMut(&[u8], &Ptr) -> Result<bool>) -> Result<()> {
         let owned;
-        let current: &[Entry] = match &dir.body {
+        let current: &Bindings = match &dir.body {
             DirBody::Flat(entries) => entries,
             DirBody::Large(_) => {
-                owned = self.sorted_entries(dir)?;
+                owned = Bindings::from_sorted(self.sorted_entries(dir)?)?;
                 &owned
             }
         };
@@ -186,21 +187,27 @@ impl Ctx {
         first.dedup_by(|later, kept| later.0 == kept.0);
         let changed = |s: &[u8]| first.binary_search_by(|(c, _)| (*c).cmp(s)).is_ok();
         // The steps the directory had when written or read.
-        let mut stored: Vec<&[u8]> = current.iter().map(|(s, _)| &s[..]).filter(|s| !changed(s)).collect();
+        let mut stored: Vec<&[u8]> = current.iter().map(|(s, _)| s).filter(|s| !changed(s)).collect();
         stored.extend(first.iter().filter(|(_, had)| *had).map(|(s, _)| *s));
         let updates: Vec<Update<'_>> = first
             .iter()
-            .map(|(s, _)| if search(current, s).is_ok() { Update::Add(s) } else { Update::Remove(s) })
+            .map(|(s, _)| if current.search(s).is_ok() { Update::Add(s) } else { Update::Remove(s) })
             .collect();
         match irmin_fold_order_after_updates(self.cfg, &stored, &updates) {
-            Ok(order) => each_of(order.into_iter().filter_map(|s| search(current, s).ok().map(|i| &current[i])), f),
+            Ok(order) => each_of(
+                order.into_iter().filter_map(|s| current.search(s).ok().map(|i| (current.step(i), current.child(i)))),
+                f,
+            ),
             // irmin-pack cannot store such a directory at all; sorted is as good as any.
             Err(_) => each_of(current.iter(), f),
         }
     }
 }
 
-fn each_of<'a>(entries: impl Iterator<Item = &'a Entry>, f: &mut dyn FnMut(&Step, &Ptr) -> Result<bool>) -> Result<()> {
+fn each_of<'a>(
+    entries: impl Iterator<Item = (&'a [u8], &'a Ptr)>,
+    f: &mut dyn FnMut(&[u8], &Ptr) -> Result<bool>,
+) -> Result<()> {
     for (s, p) in entries {
         if !f(s, p)? {
             break;

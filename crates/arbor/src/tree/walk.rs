@@ -95,8 +95,8 @@ impl Tree {
         }
         let Some(dir) = self.ctx.dir_of(node)? else { return Ok(true) };
         let mut children = Vec::with_capacity(dir.len() as usize);
-        let mut push = |s: &Step, p: &Ptr| {
-            children.push((s.clone(), p.clone()));
+        let mut push = |s: &[u8], p: &Ptr| {
+            children.push((Step::from_slice(s), p.clone()));
             Ok(true)
         };
         match order {

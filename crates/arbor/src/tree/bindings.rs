@@ -111,6 +111,12 @@ impl Bindings {
         Ok(b.finish())
     }
 
+    /// Bindings sorted by step bytes, part of one list (split when it grew past what one node
+    /// holds): their long steps fit, since the whole list's did.
+    pub fn from_part(entries: Vec<Entry>) -> Bindings {
+        Bindings::from_sorted(entries).expect("part of a list's long steps fits where the whole list's did")
+    }
+
     /// Number of bindings.
     pub fn len(&self) -> usize {
         self.slots.len()

@@ -84,7 +84,7 @@ impl Ctx {
                 let o = self.set_in_entries(entries, &mut dir.lineage, step, rest, new, &mut fresh, parent)?;
                 if entries.len() > self.cfg.stable_hash as usize {
                     let all = std::mem::take(entries);
-                    dir.body = DirBody::Large(Arc::new(self.build_inode(0, all.into_entries())?));
+                    dir.body = DirBody::Large(Arc::new(self.build_inode(0, all.into_entries())));
                     dir.lineage = Lineage::default();
                 }
                 o
@@ -189,7 +189,7 @@ impl Ctx {
                 node.count = entries.len() as u64;
                 if entries.len() > self.cfg.entries as usize {
                     let all = std::mem::take(entries);
-                    *node = self.build_inode(depth, all.into_entries())?;
+                    *node = self.build_inode(depth, all.into_entries());
                 }
                 Ok(if node.count == 0 { Outcome::Emptied } else { o })
             }

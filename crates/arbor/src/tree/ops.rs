@@ -59,11 +59,12 @@ impl Ctx {
         }
     }
 
-    /// Builds the inode at `depth` holding `entries` (sorted by step).
-    pub fn build_inode(&self, depth: u32, entries: Vec<Entry>) -> Result<Inode> {
+    /// Builds the inode at `depth` holding `entries`, the bindings of one list that grew past
+    /// what one node holds (sorted by step).
+    pub fn build_inode(&self, depth: u32, entries: Vec<Entry>) -> Inode {
         let count = entries.len() as u64;
         if entries.len() <= self.cfg.entries as usize {
-            return Ok(Inode::new(depth, count, InodeBody::Values(Bindings::from_sorted(entries)?)));
+            return Inode::new(depth, count, InodeBody::Values(Bindings::from_part(entries)));
         }
         let mut buckets: Vec<Vec<Entry>> = (0..self.cfg.entries).map(|_| Vec::new()).collect();
         for e in entries {
@@ -71,9 +72,9 @@ impl Ctx {
         }
         let slots = buckets
             .into_iter()
-            .map(|b| Ok(if b.is_empty() { IPtr::Empty } else { IPtr::mem(Arc::new(self.build_inode(depth + 1, b)?)) }))
-            .collect::<Result<_>>()?;
-        Ok(Inode::new(depth, count, InodeBody::Tree(slots)))
+            .map(|b| if b.is_empty() { IPtr::Empty } else { IPtr::mem(Arc::new(self.build_inode(depth + 1, b))) })
+            .collect();
+        Inode::new(depth, count, InodeBody::Tree(slots))
     }
 
     /// Appends every binding below `node` to `out` (inode order, not sorted).

@@ -307,13 +307,16 @@ impl Loader {
             if steps.last().is_some_and(|prev| prev[..] >= step[..]) {
                 return Err(self.corrupt(at, Corruption::OutOfOrder { what: "changes", index: steps.len() }));
             }
-            while i < base.len() && base.step(i) < &step[..] {
-                out.push(base.step(i), base.child(i).clone())?;
-                i += 1;
+            // The base's bindings before the change's step are kept; one it names is replaced
+            // or removed (the changes are sorted, so the step goes at `i` or after it).
+            let (to, named) = match base.search(&step) {
+                Ok(j) => (j, true),
+                Err(j) => (j, false),
+            };
+            for (s, c) in base.iter().skip(i).take(to.saturating_sub(i)) {
+                out.push(s, c.clone())?;
             }
-            if i < base.len() && base.step(i) == &step[..] {
-                i += 1;
-            }
+            i = to.max(i) + usize::from(named);
             if let Some(c) = child {
                 out.push(&step, self.child_ptr(c, at)?)?;
             }

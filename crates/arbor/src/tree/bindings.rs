@@ -191,9 +191,9 @@ impl Bindings {
 
     /// The bindings as owned steps and children, giving up the list.
     pub fn into_entries(self) -> Vec<Entry> {
-        let (keys, long) = split(&self.bytes, self.slots.len());
-        let entries = self.slots.iter().zip(keys).map(|(s, k)| Step::from_slice(step_of(s, k, long)));
-        entries.collect::<Vec<_>>().into_iter().zip(self.slots).map(|(step, s)| (step, s.child)).collect()
+        let Bindings { slots, bytes } = self;
+        let (keys, long) = split(&bytes, slots.len());
+        slots.into_iter().zip(keys).map(|(s, k)| (Step::from_slice(step_of(&s, k, long)), s.child)).collect()
     }
 
     /// Bytes of the two buffers' capacities: the bindings', and the keys' and long steps'
@@ -224,14 +224,9 @@ impl Bindings {
                 self.compact(live);
             }
         }
-        let at = self.bytes.len() - keys_end;
-        let end = at as u64 + step.len() as u64;
-        if end > MAX_STEP_BYTES {
-            return Err(Error::StepsTooLarge { bytes: end, max: MAX_STEP_BYTES });
-        }
+        let at = long_at(self.bytes.len() - keys_end, step)?;
         self.bytes.extend_from_slice(step);
-        // Both fit in 32 bits: the end does.
-        Ok((at as u32, step.len() as u32))
+        Ok((at, step.len() as u32))
     }
 
     /// Rewrites the long steps with the live ones only (`live` bytes), in binding order.
@@ -285,17 +280,12 @@ impl Builder {
         let at = if step.len() <= IN_KEY {
             0
         } else {
-            let at = self.long.len();
-            let end = at as u64 + step.len() as u64;
-            if end > MAX_STEP_BYTES {
-                return Err(Error::StepsTooLarge { bytes: end, max: MAX_STEP_BYTES });
-            }
+            let at = long_at(self.long.len(), step)?;
             self.long.extend_from_slice(step);
             at
         };
         self.keys.push(prefix_key(step).to_be_bytes());
-        // Both fit in 32 bits: the end of the long steps does.
-        self.slots.push(Slot { child, at: at as u32, len: step.len() as u32 });
+        self.slots.push(Slot { child, at, len: step.len() as u32 });
         Ok(())
     }
 
@@ -307,6 +297,16 @@ impl Builder {
         bytes.extend_from_slice(&self.long);
         Bindings { slots: self.slots, bytes }
     }
+}
+
+/// The position of a long step appended at `at` among a list's long steps, if its end is
+/// within [`MAX_STEP_BYTES`] (then its length fits in 32 bits too).
+fn long_at(at: usize, step: &[u8]) -> Result<u32> {
+    let end = at as u64 + step.len() as u64;
+    if end > MAX_STEP_BYTES {
+        return Err(Error::StepsTooLarge { bytes: end, max: MAX_STEP_BYTES });
+    }
+    Ok(at as u32)
 }
 
 /// The keys of `n` bindings at the start of `bytes`, and the long steps after them.

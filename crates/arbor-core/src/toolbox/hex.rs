@@ -21,42 +21,17 @@ pub fn encode_into(bytes: &[u8], out: &mut Vec<u8>) {
 }
 
 /// Writes the lower-case hex digits of `bytes` to the first `2 * bytes.len()` bytes of
-/// `out`: four bytes at a time in one machine word (`four_bytes_digits`), the rest a pair
-/// at a time.
+/// `out`, with the processor's vector instructions where it has them (`const-hex`).
 ///
 /// The store spells out every packed hex step of every record it reads with this (a
-/// Tezos contract's step is 22 bytes packed, 44 digits).
+/// Tezos contract's step is 22 bytes packed, 44 digits): a table lookup per digit, then
+/// eight digits computed at a time in a machine word, took 10 instructions a byte.
 ///
 /// # Panics
 ///
 /// If `out` is shorter than `2 * bytes.len()`.
 pub fn encode_to_slice(bytes: &[u8], out: &mut [u8]) {
-    let out = &mut out[..2 * bytes.len()];
-    let (quads, rest) = bytes.as_chunks::<4>();
-    let (out_quads, out_rest) = out.split_at_mut(8 * quads.len());
-    for (digits, quad) in out_quads.chunks_exact_mut(8).zip(quads) {
-        digits.copy_from_slice(&four_bytes_digits(*quad));
-    }
-    for (pair, &b) in out_rest.chunks_exact_mut(2).zip(rest) {
-        pair.copy_from_slice(&byte_digits(b));
-    }
-}
-
-/// The eight lower-case hex digits of four bytes, computed in one 64-bit word rather than
-/// by a table lookup per digit.
-#[inline]
-fn four_bytes_digits(quad: [u8; 4]) -> [u8; 8] {
-    let x = u64::from(u32::from_be_bytes(quad));
-    // Each byte into the low half of a 16-bit lane of its own, the first byte in the top lane.
-    let lanes = (x | (x << 16)) & 0x0000_ffff_0000_ffff;
-    let lanes = (lanes | (lanes << 8)) & 0x00ff_00ff_00ff_00ff;
-    // Each nibble into a byte of its own: a lane `00 b` becomes `0h 0l`.
-    let nibbles = ((lanes << 4) | lanes) & 0x0f0f_0f0f_0f0f_0f0f;
-    // 1 in each byte whose nibble is 10 or more (adding 6 carries it into bit 4; no byte
-    // overflows into the next, as a nibble plus 6 is at most 21).
-    let letters = ((nibbles + 0x0606_0606_0606_0606) >> 4) & 0x0101_0101_0101_0101;
-    // '0' + nibble, and 39 more for 'a'..'f' ('a' - '0' - 10): at most 102 in a byte.
-    (nibbles + 0x3030_3030_3030_3030 + letters * 39).to_be_bytes()
+    const_hex::encode_to_slice(bytes, &mut out[..2 * bytes.len()]).expect("the output is twice the input's length");
 }
 
 /// Appends the lower-case hex digits of `bytes` to `out`.

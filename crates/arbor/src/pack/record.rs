@@ -235,6 +235,51 @@ impl From<CursorError> for DecodeError {
     }
 }
 
+/// A step as a record holds it: its bytes, or the bytes that its lower-case hex digits spell
+/// (`put_step` packs a step of hex digits). Decoding spells a packed step out straight into
+/// the binding list it builds, rather than into a step of its own first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum StepRef<'a> {
+    /// The step's bytes.
+    Plain(&'a [u8]),
+    /// Half as many bytes as the step's digits: the step is their hex spelling.
+    Packed(&'a [u8]),
+}
+
+impl StepRef<'_> {
+    /// The step's length in bytes (digits, for a packed step).
+    pub fn len(self) -> usize {
+        match self {
+            StepRef::Plain(b) => b.len(),
+            StepRef::Packed(b) => 2 * b.len(),
+        }
+    }
+
+    /// Writes the step to the first [`StepRef::len`] bytes of `out`.
+    ///
+    /// # Panics
+    ///
+    /// If `out` is shorter than the step.
+    pub fn write_to(self, out: &mut [u8]) {
+        match self {
+            StepRef::Plain(b) => out[..b.len()].copy_from_slice(b),
+            StepRef::Packed(b) => hex::encode_to_slice(b, out),
+        }
+    }
+
+    /// The step, spelled out.
+    pub fn to_step(self) -> Step {
+        match self {
+            StepRef::Plain(b) => Step::from_slice(b),
+            StepRef::Packed(b) => {
+                let mut step = Step::from_elem(0, 2 * b.len());
+                hex::encode_to_slice(b, &mut step);
+                step
+            }
+        }
+    }
+}
+
 impl<'a> Reader<'a> {
     pub fn new(buf: &'a [u8]) -> Reader<'a> {
         Reader { cur: Cursor::new(buf) }
@@ -286,25 +331,26 @@ impl<'a> Reader<'a> {
         Ok(self.cur.u64_le()?)
     }
 
-    /// A step written by [`put_step`].
-    pub fn step(&mut self) -> Result<Step, DecodeError> {
+    /// A step written by [`put_step`], as the record holds it (not spelled out yet).
+    pub fn step_ref(&mut self) -> Result<StepRef<'a>, DecodeError> {
         let h = self.leb()?;
         let n = usize::try_from(h >> 1).map_err(|_| DecodeError::Short)?;
         if n == 0 {
             return Err(invalid("step length", 0u64));
         }
         let bytes = self.bytes(n)?;
-        if h & 1 == 0 {
-            return Ok(Step::from_slice(bytes));
-        }
-        let mut step = Step::from_elem(0, 2 * n);
-        hex::encode_to_slice(bytes, &mut step);
-        Ok(step)
+        Ok(if h & 1 == 0 { StepRef::Plain(bytes) } else { StepRef::Packed(bytes) })
     }
 
     /// One binding: step and child reference.
     pub fn entry(&mut self) -> Result<(Step, ChildRef<'a>), DecodeError> {
-        match self.change()? {
+        let (step, child) = self.entry_ref()?;
+        Ok((step.to_step(), child))
+    }
+
+    /// One binding, its step as the record holds it ([`Reader::step_ref`]).
+    pub fn entry_ref(&mut self) -> Result<(StepRef<'a>, ChildRef<'a>), DecodeError> {
+        match self.change_ref()? {
             (step, Some(child)) => Ok((step, child)),
             (_, None) => Err(invalid("entry tag (a removal outside a delta)", tag::REMOVED)),
         }
@@ -312,7 +358,13 @@ impl<'a> Reader<'a> {
 
     /// One change of a delta: step and new child reference, None if the binding is removed.
     pub fn change(&mut self) -> Result<(Step, Option<ChildRef<'a>>), DecodeError> {
-        let step = self.step()?;
+        let (step, child) = self.change_ref()?;
+        Ok((step.to_step(), child))
+    }
+
+    /// One change of a delta, its step as the record holds it ([`Reader::step_ref`]).
+    pub fn change_ref(&mut self) -> Result<(StepRef<'a>, Option<ChildRef<'a>>), DecodeError> {
+        let step = self.step_ref()?;
         let child = match self.u8()? {
             tag::REMOVED => return Ok((step, None)),
             tag::INLINE => {
@@ -476,7 +528,7 @@ mod tests {
             let stored = if packed { step.len() / 2 } else { step.len() };
             assert_eq!(body.len(), header + stored, "{step:?}");
             let mut r = Reader::new(body);
-            assert_eq!(&r.step().unwrap()[..], step);
+            assert_eq!(&r.step_ref().unwrap().to_step()[..], step);
             assert!(r.is_done());
         }
     }

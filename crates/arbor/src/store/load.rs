@@ -284,11 +284,11 @@ impl Loader {
         let n = r.len().map_err(&bad)?;
         let mut out = Builder::new(n, long_steps_guess(r, n));
         for _ in 0..n {
-            let (step, child) = r.entry().map_err(&bad)?;
-            if out.last_step().is_some_and(|last| last >= &step[..]) {
-                return Err(self.corrupt(at, Corruption::OutOfOrder { what: "bindings", index: out.len() }));
+            let (step, child) = r.entry_ref().map_err(&bad)?;
+            out.push_with(step.len(), |to| step.write_to(to), self.child_ptr(child, at)?)?;
+            if !out.last_in_order() {
+                return Err(self.corrupt(at, Corruption::OutOfOrder { what: "bindings", index: out.len() - 1 }));
             }
-            out.push(&step, self.child_ptr(child, at)?)?;
         }
         Ok(out.finish())
     }

@@ -224,7 +224,7 @@ impl Bindings {
                 self.compact(live);
             }
         }
-        let at = long_at(self.bytes.len() - keys_end, step)?;
+        let at = long_at(self.bytes.len() - keys_end, step.len())?;
         self.bytes.extend_from_slice(step);
         Ok((at, step.len() as u32))
     }
@@ -277,16 +277,46 @@ impl Builder {
     /// Appends a binding whose step sorts after every step so far.
     pub fn push(&mut self, step: &[u8], child: Ptr) -> Result<()> {
         debug_assert!(self.last_step().is_none_or(|last| last < step), "pushed in order");
-        let at = if step.len() <= IN_KEY {
-            0
+        self.push_with(step.len(), |out| out.copy_from_slice(step), child)
+    }
+
+    /// Appends a binding whose step, `len` bytes, `write` writes to the slice it is given
+    /// (of exactly that length), where the list keeps it: a record's packed step is spelled
+    /// out there, not into a step of its own first. The step need not sort after the
+    /// others: [`Builder::last_in_order`] tells.
+    pub fn push_with(&mut self, len: usize, write: impl FnOnce(&mut [u8]), child: Ptr) -> Result<()> {
+        let (key, at) = if len <= IN_KEY {
+            // The zero padding after a short step is its key's.
+            let mut key = [0; IN_KEY];
+            write(&mut key[..len]);
+            (key, 0)
         } else {
-            let at = long_at(self.long.len(), step)?;
-            self.long.extend_from_slice(step);
-            at
+            let at = self.long.len();
+            let place = long_at(at, len)?;
+            self.long.resize(at + len, 0);
+            let step = &mut self.long[at..];
+            write(step);
+            let key = *step.first_chunk::<IN_KEY>().expect("a long step is longer than a key");
+            (key, place)
         };
-        self.keys.push(prefix_key(step).to_be_bytes());
-        self.slots.push(Slot { child, at, len: step.len() as u32 });
+        self.keys.push(key);
+        self.slots.push(Slot { child, at, len: len as u32 });
         Ok(())
+    }
+
+    /// Whether the last binding's step sorts after the one before it (or is the only one).
+    pub fn last_in_order(&self) -> bool {
+        let n = self.slots.len();
+        if n < 2 {
+            return true;
+        }
+        let (a, b) = (&self.keys[n - 2], &self.keys[n - 1]);
+        // Keys that differ order the steps (`ops::prefix_key`).
+        match a.cmp(b) {
+            Ordering::Less => true,
+            Ordering::Greater => false,
+            Ordering::Equal => step_of(&self.slots[n - 2], a, &self.long) < step_of(&self.slots[n - 1], b, &self.long),
+        }
     }
 
     /// The list, the long steps after the keys.
@@ -299,10 +329,10 @@ impl Builder {
     }
 }
 
-/// The position of a long step appended at `at` among a list's long steps, if its end is
+/// The position of a long step of `len` bytes appended at `at` among a list's long steps, if its end is
 /// within [`MAX_STEP_BYTES`] (then its length fits in 32 bits too).
-fn long_at(at: usize, step: &[u8]) -> Result<u32> {
-    let end = at as u64 + step.len() as u64;
+fn long_at(at: usize, len: usize) -> Result<u32> {
+    let end = at as u64 + len as u64;
     if end > MAX_STEP_BYTES {
         return Err(Error::StepsTooLarge { bytes: end, max: MAX_STEP_BYTES });
     }
@@ -365,7 +395,7 @@ impl<'a> IntoIterator for &'a Bindings {
 
 #[cfg(test)]
 mod tests {
-    use super::{Bindings, Slot};
+    use super::{Bindings, Builder, Slot};
     use crate::path::Step;
     use crate::tree::node::Ptr;
 
@@ -384,6 +414,29 @@ mod tests {
         assert!(b.buffer_bytes().1 >= 3 * size_of::<u64>());
         assert_eq!((b.search(b"data"), b.search(b"key"), b.search(b"len")), (Ok(0), Ok(1), Ok(2)));
         assert_eq!((b.step(0), b.step(1), b.step(2)), (&b"data"[..], &b"key"[..], &b"len"[..]));
+    }
+
+    /// A builder fed steps written in place tells whether each came after the one before it,
+    /// as byte order has it, whether the keys decide or (equal in eight bytes, or a short
+    /// step's zero padding) the steps themselves; what it builds reads back the same steps.
+    #[test]
+    fn steps_written_in_place_are_checked_in_byte_order() {
+        let steps: [&[u8]; 9] =
+            [b"", b"\0", b"a", b"a\0", b"abcdefgh", b"abcdefgh\0", b"abcdefghij", b"abcdefgi", b"b"];
+        for a in steps {
+            for c in steps {
+                let mut b = Builder::new(2, 32);
+                for s in [a, c] {
+                    b.push_with(s.len(), |out| out.copy_from_slice(s), Ptr::value(b"v")).unwrap();
+                }
+                assert_eq!(b.last_in_order(), a < c, "{a:?} then {c:?}");
+                if a < c {
+                    let list = b.finish();
+                    assert_eq!((list.step(0), list.step(1)), (a, c));
+                    assert_eq!((list.search(a), list.search(c)), (Ok(0), Ok(1)));
+                }
+            }
+        }
     }
 
     /// Steps of removed bindings are compacted away before the buffer grows: however many

@@ -30,21 +30,17 @@ impl Memo {
     pub fn start<S: AsRef<[u8]>>(&self, path: &[S]) -> Option<(&Ptr, usize)> {
         let dir = self.dir.as_ref()?;
         let k = self.ends.len();
-        if k >= path.len() {
-            return None;
-        }
-        let mut from = 0;
-        for (&end, step) in self.ends.iter().zip(path) {
-            if self.bytes[from..end] != *step.as_ref() {
-                return None;
-            }
-            from = end;
-        }
-        Some((dir, k))
+        (k < path.len() && self.leads(path)).then_some((dir, k))
     }
 
     /// Remembers `dir`, the directory at `path`.
     pub fn remember<S: AsRef<[u8]>>(&mut self, path: &[S], dir: Ptr) {
+        if self.is_path(path) {
+            // The path of the lookup just before (a change most often follows a read of its
+            // path): kept as it is.
+            self.dir = Some(dir);
+            return;
+        }
         self.bytes.clear();
         self.ends.clear();
         for step in path {
@@ -52,6 +48,22 @@ impl Memo {
             self.ends.push(self.bytes.len());
         }
         self.dir = Some(dir);
+    }
+
+    /// Whether `path` is the path remembered (or last remembered, when forgotten since).
+    fn is_path<S: AsRef<[u8]>>(&self, path: &[S]) -> bool {
+        self.ends.len() == path.len() && self.leads(path)
+    }
+
+    /// Whether the path remembered is a prefix of `path` (`path` has at least its steps).
+    fn leads<S: AsRef<[u8]>>(&self, path: &[S]) -> bool {
+        let mut from = 0;
+        path.len() >= self.ends.len()
+            && self.ends.iter().zip(path).all(|(&end, step)| {
+                let same = self.bytes[from..end] == *step.as_ref();
+                from = end;
+                same
+            })
     }
 
     /// Forgets the directory (the tree is about to change).

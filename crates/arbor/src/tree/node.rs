@@ -437,6 +437,12 @@ impl Dir {
     /// Forgets the cached hash and log offset: the caller is about to change the node.
     pub fn reset(&mut self) {
         self.start_updates();
+        if self.hash.get().is_none() && self.disk.get().is_none() {
+            // Changed already since it was last hashed or written (a block changes the
+            // directories on the way to its hot values hundreds of times): nothing to forget,
+            // and the lineage is as the first change left it.
+            return;
+        }
         match self.body {
             DirBody::Flat(_) => self.lineage.rebase(self.disk.get()),
             DirBody::Large(_) => self.lineage = Lineage::default(),
@@ -560,6 +566,10 @@ impl Inode {
 
     /// Forgets the cached hash and log offset: the caller is about to change the node.
     pub fn reset(&mut self) {
+        if self.hash.get().is_none() && self.disk.get().is_none() {
+            // Changed already since it was last hashed or written: nothing to forget.
+            return;
+        }
         self.lineage.rebase(self.disk.get());
         self.hash = OnceLock::new();
         self.disk = OnceLock::new();

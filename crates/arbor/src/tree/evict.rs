@@ -24,7 +24,9 @@ use std::sync::Arc;
 
 use arbor_core::ChildKind;
 
-use super::node::{Dir, DirBody, DiskPtr, Evicted, Held, IPtr, Inode, InodeBody, Persisted, Ptr, Source};
+use super::node::{
+    warm, warm_slots, Dir, DirBody, DiskPtr, Evicted, Held, IPtr, Inode, InodeBody, Persisted, Ptr, Reading, Source,
+};
 
 /// Which part of a tree one eviction visits: share `index` of `count`.
 ///
@@ -167,7 +169,10 @@ impl Walk<'_> {
         }
         let values_stay = stays(d.persisted(), self.keep_from);
         match &mut d.body {
-            DirBody::Flat(entries) => entries.children_mut().map(|c| self.child(c, values_stay)).sum(),
+            DirBody::Flat(entries) => {
+                warm(entries, Reading::Eviction);
+                entries.children_mut().map(|c| self.child(c, values_stay)).sum()
+            }
             DirBody::Large(root) => match Arc::get_mut(root) {
                 Some(root) => self.in_inode(root),
                 None => 1,
@@ -180,6 +185,7 @@ impl Walk<'_> {
         match &mut node.body {
             InodeBody::Values(entries) => {
                 let values_stay = stays(node.disk.get().copied(), self.keep_from);
+                warm(entries, Reading::Eviction);
                 entries.children_mut().map(|c| self.child(c, values_stay)).sum()
             }
             InodeBody::Tree(slots) => {
@@ -187,7 +193,11 @@ impl Walk<'_> {
                 // slots are visited, with everything below them.
                 let (share, below) = match self.share {
                     Some(share) if node.depth == 0 => (Some(share), Walk { share: None, ..self }),
-                    _ => (None, self),
+                    _ => {
+                        // Every slot is visited: their inodes' misses all in flight at once.
+                        warm_slots(slots);
+                        (None, self)
+                    }
                 };
                 let mut kept = 0;
                 for (n, slot) in slots.iter_mut().enumerate() {

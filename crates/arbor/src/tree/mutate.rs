@@ -28,8 +28,12 @@ impl Ctx {
     /// gone it is changed in place rather than copied whole, and the superseded version does
     /// not stay in the cache's budget (thousands of them a block filled a 1 GiB cache in
     /// 800 blocks). Reading that version again (an older commit's tree) reads its record.
+    ///
+    /// Whether anything else holds the node is read from its count alone (no tree makes weak
+    /// references): `Arc::get_mut` would take it with an atomic exchange, and `make_mut` takes
+    /// one more, on each of the six or so levels of every change.
     fn own<'n, T: Clone>(&self, arc: &'n mut Arc<T>, written: impl FnOnce(&T) -> Option<Persisted>) -> &'n mut T {
-        if Arc::get_mut(arc).is_none() {
+        if Arc::strong_count(arc) != 1 {
             // (A node of another store instance names an offset in another log.)
             if let (Some(p), Some(source)) = (written(arc).filter(|p| p.store == self.uid), &self.source) {
                 source.superseded(p.offset);

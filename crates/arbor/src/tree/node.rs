@@ -660,6 +660,8 @@ pub(crate) fn warm(entries: &Bindings, reading: Reading) {
         seen ^= match (p, reading) {
             (Ptr::Value(v), Reading::Hashes) if v.hash_copied() => 0,
             (Ptr::Dir(d), Reading::Hashes) if d.hash_copied() => 0,
+            (Ptr::Value(_), Reading::Eviction) => 0,
+            (Ptr::Dir(d), Reading::Eviction) => usize::from(d.disk.get().is_some()) ^ Arc::strong_count(d.node()),
             (Ptr::Value(v), _) => v.bytes.len() ^ usize::from(v.node().cached_hash().is_some()),
             (Ptr::Dir(d), _) => usize::from(d.node().cached_hash().is_some()) ^ usize::from(d.disk.get().is_some()),
             // In the binding already.
@@ -676,6 +678,21 @@ pub(crate) enum Reading {
     Hashes,
     /// Its bytes or its record's offset, and its hash (writing the node's record).
     Records,
+    /// A directory's record's place, and whether another tree holds it (letting go of the
+    /// cold part of a working tree, `tree::evict`; values are read only when their node goes).
+    Eviction,
+}
+
+/// [`warm`] for the children of a Tree inode, before a loop that reads each one's record's
+/// place and whether another tree holds it (`tree::evict`).
+pub(crate) fn warm_slots(slots: &[IPtr]) {
+    let mut seen = 0usize;
+    for slot in slots {
+        if let IPtr::Mem(sub) = slot {
+            seen ^= usize::from(sub.disk.get().is_some()) ^ Arc::strong_count(sub.node());
+        }
+    }
+    std::hint::black_box(seen);
 }
 
 /// A child whose hash is not computed yet.

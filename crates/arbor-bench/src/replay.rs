@@ -136,25 +136,35 @@ fn mismatch(block: u64, level: u64, op: usize, what: String) -> ReplayError {
     ReplayError::Mismatch { block, level, op, what }
 }
 
+/// A value longer than [`Digest::INLINE_MAX`] that a `find` of the block read, kept to be
+/// checked against the trace's digest once the block's time is taken: that digest (a Blake2b
+/// hash of the value) is the replay's checking, not work of the store's. (A shorter value is
+/// its own digest, compared at once.)
+struct Found {
+    /// The operation's index in its block.
+    op: usize,
+    got: Vec<u8>,
+}
+
 /// Applies one operation of `block` to `tree`; returns whether a recorded result was checked,
-/// or what differs.
+/// or what differs. A long value a `find` reads goes to `found`, to be checked after the
+/// block ([`check_found`]), and counts as checked.
 fn apply(
     store: &Store,
     tree: &mut Tree,
     block: &PackedBlock,
-    op: &PackedOp,
+    (index, op): (usize, &PackedOp),
+    found: &mut Vec<Found>,
 ) -> Result<Result<bool, String>, arbor::Error> {
     block.with_path(op, |path| {
         Ok(match &op.body {
-            Body::Find(result) => {
-                let got = tree.find(path)?;
-                let got_digest = got.as_deref().map(Digest::of);
-                if got_digest != *result {
-                    Err(format!("find {}: expected {result:?}, got {got_digest:?}", show(path)))
-                } else {
+            Body::Find(result) => match tree.find(path)? {
+                Some(got) if got.len() > Digest::INLINE_MAX => {
+                    found.push(Found { op: index, got });
                     Ok(true)
                 }
-            }
+                got => find_result(path, result, got.as_deref()),
+            },
             Body::Mem(result) => check("mem", path, *result, tree.mem(path)?),
             Body::MemTree(result) => check("mem_tree", path, *result, tree.mem_tree(path)?),
             Body::FindTree(result) => {
@@ -220,6 +230,32 @@ fn kind_of(body: &Body) -> OpKind {
         Body::Add(_) | Body::AddTree(_) | Body::Copy(_) => OpKind::Add,
         Body::Remove => OpKind::Remove,
         Body::List { .. } | Body::Length(_) | Body::Fold { .. } => OpKind::Walk,
+    }
+}
+
+/// Checks the values the `find`s of `block` read against the digests the trace recorded;
+/// returns how many differ, and the first of them (its operation's index, and what differs).
+fn check_found(block: &PackedBlock, found: &[Found]) -> (u64, Option<(usize, String)>) {
+    let mut differ = 0;
+    let mut first = None;
+    for f in found {
+        let op = &block.ops[f.op];
+        let Body::Find(expected) = &op.body else { unreachable!("only finds are kept") };
+        if let Err(what) = block.with_path(op, |path| find_result(path, expected, Some(&f.got))) {
+            differ += 1;
+            first.get_or_insert((f.op, what));
+        }
+    }
+    (differ, first)
+}
+
+/// Whether a `find` of `path` read the value the trace recorded the digest of.
+fn find_result(path: &[&[u8]], expected: &Option<Digest>, got: Option<&[u8]>) -> Result<bool, String> {
+    let got = got.map(Digest::of);
+    if got != *expected {
+        Err(format!("find {}: expected {expected:?}, got {got:?}", show(path)))
+    } else {
+        Ok(true)
     }
 }
 
@@ -399,17 +435,18 @@ fn replay_block(
         Some(p) => store.checkout(&p)?,
         None => store.empty(),
     };
+    let mut found = Vec::with_capacity(block.ops.len());
     for (i, op) in block.ops.iter().enumerate() {
         // One operation of a kind in eight is timed: its two clock reads are part of the
         // block time (see `latency`).
         let histogram = latency.get_mut(kind_of(&op.body));
         let applied = if histogram.take_sample() {
             let op_start = Instant::now();
-            let applied = apply(store, &mut tree, block, op)?;
+            let applied = apply(store, &mut tree, block, (i, op), &mut found)?;
             histogram.add(op_start.elapsed().as_nanos() as u64);
             applied
         } else {
-            apply(store, &mut tree, block, op)?
+            apply(store, &mut tree, block, (i, op), &mut found)?
         };
         match applied {
             Ok(true) => summary.checked_results += 1,
@@ -431,6 +468,11 @@ fn replay_block(
     let time = start.elapsed();
     let (user1, sys1) = cpu_times();
     let cpu = (user1 + sys1).saturating_sub(user0 + sys0);
+    match check_found(block, &found) {
+        (_, Some((op, what))) if opts.check => return Err(mismatch(index, block.meta.level, op, what)),
+        // Counted as checked when read: only those that matched are.
+        (differ, _) => summary.checked_results -= differ,
+    }
     if let Some(expected) = c.hash {
         if expected != hash.0 && opts.check {
             let what = format!("commit hash: expected {}, got {hash}", Hash(expected));

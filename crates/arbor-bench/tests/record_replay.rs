@@ -73,6 +73,37 @@ fn rewrite(trace: &[u8], change: impl FnOnce(&mut Vec<arbor_trace::Block>)) -> V
     writer.finish().unwrap()
 }
 
+/// A long value read (one the trace records by hash, checked once the block's time is taken)
+/// that differs from the recorded one is a mismatch naming its block and operation, as a
+/// short one is.
+#[test]
+fn a_wrong_long_value_read_is_a_mismatch_naming_block_and_operation() {
+    let recorded = record_random(8, 11);
+    let mut target = None;
+    let altered = rewrite(&recorded.trace, |blocks| {
+        for (b, block) in blocks.iter_mut().enumerate() {
+            let long_find = block.ops.iter_mut().enumerate().find(
+                |(_, op)| matches!(op, Op::Find { result: Some(d), .. } if d.value_len() > Digest::INLINE_MAX as u64),
+            );
+            if let Some((i, Op::Find { result, .. })) = long_find {
+                let len = result.expect("a long value").value_len() as usize;
+                *result = Some(Digest::of(&vec![0x5a; len]));
+                target = Some((b, i));
+                return;
+            }
+        }
+    });
+    let (target_block, target_op) = target.expect("a find of a value longer than its digest");
+    let dir = tempfile::tempdir().unwrap();
+    match replay_into(&altered, dir.path()) {
+        Err(ReplayError::Mismatch { block, op, what, .. }) => {
+            assert_eq!((block, op), (target_block as u64, target_op));
+            assert!(what.starts_with("find ") && what.contains("expected"), "{what}");
+        }
+        other => panic!("expected a mismatch, got {:?}", other.map(|(_, r)| r.summary)),
+    }
+}
+
 #[test]
 fn a_wrong_find_result_is_a_mismatch_naming_block_and_operation() {
     let recorded = record_random(8, 11);

@@ -55,6 +55,9 @@ pub(crate) struct Lineage {
     /// by side, instead of an 80-byte element each (a node's first change in a block looks
     /// its step up here, and its lineage is out of the processor's caches then).
     keys: Vec<u64>,
+    /// How many of `steps` also differ from the mid (kept as they are flagged, so that planning
+    /// a record does not read every flag: each is in an element's cache line of its own).
+    since_mid: usize,
     /// Slots that differ from the base (Tree inodes), one bit each.
     pub slots: u64,
     /// A delta of `base` (level 1) this node is also a version of: the node may be written
@@ -77,7 +80,14 @@ impl Lineage {
     /// (sorted) or `slots`.
     pub(crate) fn of_delta(base: Persisted, steps: Vec<Step>, slots: u64) -> Lineage {
         let keys = steps.iter().map(|s| prefix_key(s)).collect();
-        Lineage { base: Some(base), steps: steps.into_iter().map(|s| (s, false)).collect(), keys, slots, mid: None }
+        Lineage {
+            base: Some(base),
+            steps: steps.into_iter().map(|s| (s, false)).collect(),
+            keys,
+            since_mid: 0,
+            slots,
+            mid: None,
+        }
     }
 
     /// The lineage a new version of a node starts from, given the record the node was last
@@ -105,6 +115,7 @@ impl Lineage {
                 self.base = Some(*p);
                 self.steps.clear();
                 self.keys.clear();
+                self.since_mid = 0;
                 self.slots = 0;
                 self.mid = None;
             }
@@ -119,6 +130,7 @@ impl Lineage {
                     for (_, since_mid) in &mut self.steps {
                         *since_mid = false;
                     }
+                    self.since_mid = 0;
                 }
             }
             None => {}
@@ -129,10 +141,15 @@ impl Lineage {
     pub fn mark_step(&mut self, step: &[u8]) {
         let since_mid = self.mid.is_some();
         match self.find_step(step) {
-            Ok(i) => self.steps[i].1 |= since_mid,
+            Ok(i) => {
+                let flag = &mut self.steps[i].1;
+                self.since_mid += usize::from(since_mid && !*flag);
+                *flag |= since_mid;
+            }
             Err(i) => {
                 self.steps.insert(i, (Step::from_slice(step), since_mid));
                 self.keys.insert(i, prefix_key(step));
+                self.since_mid += usize::from(since_mid);
             }
         }
     }
@@ -149,8 +166,8 @@ impl Lineage {
 
     /// How many steps changed since the base, and since the mid (0 without one).
     pub fn step_changes(&self) -> (usize, usize) {
-        let since_mid = if self.mid.is_some() { self.changed_steps(true).count() } else { 0 };
-        (self.steps.len(), since_mid)
+        debug_assert_eq!(self.since_mid, self.steps.iter().filter(|(_, m)| *m).count(), "flags counted");
+        (self.steps.len(), if self.mid.is_some() { self.since_mid } else { 0 })
     }
 
     /// Where `step` is in the sorted steps, or where it would go.

@@ -70,11 +70,6 @@ pub(crate) struct Mid {
     pub offset: u64,
     /// Slots changed since that record (a subset of those changed since the base).
     pub slots: u64,
-    /// How many of the lineage's steps are flagged as changed since that record, counted as
-    /// they are flagged: planning a record then reads no flag (each is in a cache line of its
-    /// own). Here rather than in the lineage, which would take a directory past mimalloc's
-    /// 256-byte size class.
-    pub steps: usize,
 }
 
 impl Lineage {
@@ -116,7 +111,7 @@ impl Lineage {
             Some(p) => {
                 self.base = Some(Persisted::full(p.store, p.full));
                 if p.level == 1 {
-                    let mid = Mid { offset: p.offset, slots: 0, steps: 0 };
+                    let mid = Mid { offset: p.offset, slots: 0 };
                     match &mut self.mid {
                         Some(m) => **m = mid,
                         None => self.mid = Some(Box::new(mid)),
@@ -133,21 +128,12 @@ impl Lineage {
     /// Notes that the binding named `step` changed.
     pub fn mark_step(&mut self, step: &[u8]) {
         let since_mid = self.mid.is_some();
-        let newly = match self.find_step(step) {
-            Ok(i) => {
-                let flag = &mut self.steps[i].1;
-                let newly = since_mid && !*flag;
-                *flag |= since_mid;
-                newly
-            }
+        match self.find_step(step) {
+            Ok(i) => self.steps[i].1 |= since_mid,
             Err(i) => {
                 self.steps.insert(i, (Step::from_slice(step), since_mid));
                 self.keys.insert(i, prefix_key(step));
-                true
             }
-        };
-        if let Some(m) = self.mid.as_mut().filter(|_| newly) {
-            m.steps += 1;
         }
     }
 
@@ -163,12 +149,7 @@ impl Lineage {
 
     /// How many steps changed since the base, and since the mid (0 without one).
     pub fn step_changes(&self) -> (usize, usize) {
-        let since_mid = self.mid.as_ref().map_or(0, |m| m.steps);
-        debug_assert_eq!(
-            since_mid,
-            if self.mid.is_some() { self.steps.iter().filter(|(_, m)| *m).count() } else { 0 },
-            "flags counted"
-        );
+        let since_mid = if self.mid.is_some() { self.changed_steps(true).count() } else { 0 };
         (self.steps.len(), since_mid)
     }
 
@@ -879,7 +860,7 @@ mod tests {
 
     /// A directory or an inode, with its `Arc`'s two counts, fills mimalloc's 256-byte size
     /// class: eight bytes more (a counter in the lineage) put every node in the 320-byte class
-    /// (+10 MiB of a bench's max RSS, +2% L1 misses).
+    /// (about +7 MiB of a bench's max RSS, +2% L1 misses).
     #[test]
     fn a_node_fits_in_256_bytes_with_its_counts() {
         let counts = 2 * size_of::<usize>();

@@ -435,7 +435,9 @@ fn replay_block(
         Some(p) => store.checkout(&p)?,
         None => store.empty(),
     };
-    let mut found = Vec::with_capacity(block.ops.len());
+    // Grown as long values are read, not sized for every operation of the block:
+    // room for all of them was a 300 KB allocation inside the block's time.
+    let mut found = Vec::new();
     for (i, op) in block.ops.iter().enumerate() {
         // One operation of a kind in eight is timed: its two clock reads are part of the
         // block time (see `latency`).

@@ -269,14 +269,9 @@ impl StepRef<'_> {
 
     /// The step, spelled out.
     pub fn to_step(self) -> Step {
-        match self {
-            StepRef::Plain(b) => Step::from_slice(b),
-            StepRef::Packed(b) => {
-                let mut step = Step::from_elem(0, 2 * b.len());
-                hex::encode_to_slice(b, &mut step);
-                step
-            }
-        }
+        let mut step = Step::from_elem(0, self.len());
+        self.write_to(&mut step);
+        step
     }
 }
 

@@ -88,7 +88,23 @@ impl<'c> ChunkFrames<'c> {
                     self.buf.resize(have + want, 0);
                     let at = self.pos - self.chunk.start + have as u64;
                     let path = &self.chunk.path;
-                    self.chunk.file.read_exact_at(&mut self.buf[have..], at).map_err(io_err("reading", path))?;
+                    match self.chunk.file.read_exact_at(&mut self.buf[have..], at) {
+                        Ok(()) => {}
+                        // The file is shorter than when the stretch's end was taken from its
+                        // length: beside a read-only scan, a writer opening the store cut a
+                        // torn tail meanwhile. The stretch ends where the file ends now, and
+                        // a frame past it is cut short like any other.
+                        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
+                            let len = self.chunk.file.len().map_err(io_err("reading the length of", path))?;
+                            let now_end = self.chunk.start + len;
+                            if now_end >= self.end {
+                                return Err(io_err("reading", path)(e));
+                            }
+                            self.buf.truncate(have);
+                            self.end = now_end;
+                        }
+                        Err(e) => return Err(io_err("reading", path)(e)),
+                    }
                 }
                 Err(e) => return Ok(Next::Damaged(e.into())),
             }
@@ -171,5 +187,31 @@ mod tests {
         assert!(matches!(stop, Some((p, Corruption::Checksum { .. })) if p == *at), "{stop:?}");
         assert!(matches!(frames.next_frame().unwrap(), Next::Damaged(Corruption::Checksum { .. })));
         assert_eq!(frames.pos(), *at);
+    }
+
+    #[test]
+    fn a_file_cut_shorter_after_its_length_was_read_ends_the_stretch_where_it_ends_now() {
+        // A read-only scan takes a chunk's end from its length, then a writer's recovery cuts
+        // the torn tail: the frames still in the file come out, the one cut is torn, and no
+        // read past the end is an error.
+        let start = 500;
+        let mut bytes = Vec::new();
+        let mut expected = Vec::new();
+        for n in 0..40u64 {
+            let body: Vec<u8> = (0..n * 31).map(|i| i as u8).collect();
+            let offset = start + bytes.len() as u64;
+            frame(&mut bytes, 3, &body);
+            expected.push((offset, start + bytes.len() as u64, 3, body));
+        }
+        let stale_end = start + bytes.len() as u64 + 4096;
+        let last = expected.last().unwrap().0;
+        let c = chunk(start, &bytes);
+        c.file.set_len(last - start + 5).unwrap();
+        let (found, stop) = all(&mut ChunkFrames::new(&c, start, stale_end));
+        assert_eq!(found, expected[..expected.len() - 1].to_vec());
+        assert_eq!(stop, Some((last, Corruption::Truncated)));
+        // Cut at a frame boundary: every frame left, then the end.
+        c.file.set_len(last - start).unwrap();
+        assert_eq!(all(&mut ChunkFrames::new(&c, start, stale_end)), (expected[..expected.len() - 1].to_vec(), None));
     }
 }

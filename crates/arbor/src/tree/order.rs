@@ -19,7 +19,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use arbor_core::order::{irmin_fold_order_after_updates, irmin_order, Update};
 
 use super::bindings::Bindings;
-use super::node::{Dir, DirBody, Entry, Ptr};
+use super::node::{room_for_one_more, Dir, DirBody, Entry, Ptr};
 use super::ops::Ctx;
 use crate::error::Result;
 use crate::path::Step;
@@ -74,6 +74,7 @@ impl Dir {
     pub(super) fn note_update(&mut self, step: &[u8], had_it: bool) {
         if let Some(u) = &mut self.updates {
             if !*u.listed.get_mut() && u.changed.last().is_none_or(|(s, _)| s[..] != *step) {
+                room_for_one_more(&mut u.changed);
                 u.changed.push((Step::from_slice(step), had_it));
             }
         }

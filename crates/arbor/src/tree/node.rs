@@ -49,17 +49,33 @@ pub(crate) struct Lineage {
     /// Steps whose binding differs from the base (directories and Values inodes), sorted,
     /// each with whether it also differs from the mid. One list for both: what changed since
     /// the mid changed since the base too, and a change is then looked up once, not once in
-    /// each of two lists.
-    steps: Vec<(Step, bool)>,
-    /// `prefix_key` of each step of `steps`, in the same order: a lookup probes these, side
-    /// by side, instead of an 80-byte element each (a node's first change in a block looks
-    /// its step up here, and its lineage is out of the processor's caches then).
-    keys: Vec<u64>,
+    /// each of two lists. A step of at most eight bytes is read from its key, a longer one
+    /// from the long steps: a step held whole (`Step`, 72 bytes inline) made a noted step 80
+    /// bytes, and those lists were a tenth of the fresh pages a replay at 10M values touched.
+    steps: Vec<Noted>,
+    /// The first eight bytes of each step of `steps`, zero-padded, in the same order: a
+    /// lookup probes these side by side (a node's first change in a block looks its step up
+    /// here, and its lineage is out of the processor's caches then). Then the steps longer
+    /// than eight bytes, end to end, in the order noted (one buffer: a third would take the
+    /// node out of its size class).
+    bytes: Vec<u8>,
     /// Slots that differ from the base (Tree inodes), one bit each.
     pub slots: u64,
     /// A delta of `base` (level 1) this node is also a version of: the node may be written
     /// as a delta of that delta. Boxed: most nodes have none.
     pub mid: Option<Box<Mid>>,
+}
+
+/// Bytes of a step's key in a [`Lineage`]: a step of at most this many is read from it.
+const KEY: usize = 8;
+
+/// A step a [`Lineage`] notes: where it is, and whether it changed since the mid.
+#[derive(Debug, Clone, Copy)]
+struct Noted {
+    /// Where the step starts among the lineage's long steps (when longer than eight bytes).
+    at: usize,
+    len: u32,
+    since_mid: bool,
 }
 
 /// A level-1 delta record a node descends from. The steps changed since it are flagged in
@@ -76,8 +92,11 @@ impl Lineage {
     /// The lineage of a level-1 delta of the full record `base` that changed `steps`
     /// (sorted) or `slots`.
     pub(crate) fn of_delta(base: Persisted, steps: Vec<Step>, slots: u64) -> Lineage {
-        let keys = steps.iter().map(|s| prefix_key(s)).collect();
-        Lineage { base: Some(base), steps: steps.into_iter().map(|s| (s, false)).collect(), keys, slots, mid: None }
+        let mut lineage = Lineage { base: Some(base), slots, ..Lineage::default() };
+        for step in &steps {
+            lineage.push_step(step, false);
+        }
+        lineage
     }
 
     /// The lineage a new version of a node starts from, given the record the node was last
@@ -104,7 +123,7 @@ impl Lineage {
                 // changes).
                 self.base = Some(*p);
                 self.steps.clear();
-                self.keys.clear();
+                self.bytes.clear();
                 self.slots = 0;
                 self.mid = None;
             }
@@ -116,8 +135,8 @@ impl Lineage {
                         Some(m) => **m = mid,
                         None => self.mid = Some(Box::new(mid)),
                     }
-                    for (_, since_mid) in &mut self.steps {
-                        *since_mid = false;
+                    for noted in &mut self.steps {
+                        noted.since_mid = false;
                     }
                 }
             }
@@ -129,24 +148,58 @@ impl Lineage {
     pub fn mark_step(&mut self, step: &[u8]) {
         let since_mid = self.mid.is_some();
         match self.find_step(step) {
-            Ok(i) => self.steps[i].1 |= since_mid,
-            Err(i) => {
-                room_for_one_more(&mut self.steps);
-                room_for_one_more(&mut self.keys);
-                self.steps.insert(i, (Step::from_slice(step), since_mid));
-                self.keys.insert(i, prefix_key(step));
-            }
+            Ok(i) => self.steps[i].since_mid |= since_mid,
+            Err(i) => self.insert_step(i, step, since_mid),
+        }
+    }
+
+    /// Notes `step` at `i` in the sorted steps.
+    fn insert_step(&mut self, i: usize, step: &[u8], since_mid: bool) {
+        room_for_one_more(&mut self.steps);
+        let keys_end = KEY * self.steps.len();
+        let long = if step.len() > KEY { step.len() } else { 0 };
+        let need = KEY + long;
+        if self.bytes.len() + need > self.bytes.capacity() {
+            self.bytes.reserve_exact(need.max(self.bytes.len()));
+        }
+        let at = self.bytes.len() - keys_end;
+        self.bytes.extend_from_slice(&step[..long]);
+        // The key goes among the keys, before the long steps.
+        self.bytes.splice(KEY * i..KEY * i, prefix_key(step).to_be_bytes());
+        self.steps.insert(i, Noted { at, len: step.len() as u32, since_mid });
+    }
+
+    /// Appends `step`, which sorts after every step noted (a delta record's steps, in order).
+    fn push_step(&mut self, step: &[u8], since_mid: bool) {
+        debug_assert!(self.steps.is_empty() || self.step(self.steps.len() - 1) < step, "in order");
+        self.insert_step(self.steps.len(), step, since_mid);
+    }
+
+    /// The keys of the steps noted, in order.
+    fn keys(&self) -> &[[u8; KEY]] {
+        self.bytes[..KEY * self.steps.len()].as_chunks::<KEY>().0
+    }
+
+    /// The `i`-th step noted.
+    fn step(&self, i: usize) -> &[u8] {
+        let Noted { at, len, .. } = self.steps[i];
+        let len = len as usize;
+        if len <= KEY {
+            &self.bytes[KEY * i..KEY * i + len]
+        } else {
+            let from = KEY * self.steps.len() + at;
+            &self.bytes[from..from + len]
         }
     }
 
     /// Whether the binding named `step` is noted as changed, since the base and since the mid.
     pub fn noted(&self, step: &[u8]) -> bool {
-        self.find_step(step).is_ok_and(|i| self.mid.is_none() || self.steps[i].1)
+        self.find_step(step).is_ok_and(|i| self.mid.is_none() || self.steps[i].since_mid)
     }
 
     /// The steps changed since the base, or with `since_mid` since the mid, in order.
-    pub fn changed_steps(&self, since_mid: bool) -> impl Iterator<Item = &Step> + Clone {
-        self.steps.iter().filter(move |(_, m)| !since_mid || *m).map(|(s, _)| s)
+    pub fn changed_steps(&self, since_mid: bool) -> impl Iterator<Item = &[u8]> + Clone {
+        (0..self.steps.len()).filter(move |&i| !since_mid || self.steps[i].since_mid).map(|i| self.step(i))
     }
 
     /// How many steps changed since the base, and since the mid (0 without one).
@@ -157,7 +210,7 @@ impl Lineage {
 
     /// Where `step` is in the sorted steps, or where it would go.
     fn find_step(&self, step: &[u8]) -> std::result::Result<usize, usize> {
-        search_keyed(&self.keys, step, |i| &self.steps[i].0)
+        search_keyed(self.keys(), step, |i| self.step(i))
     }
 
     /// Notes that slot `slot` changed.
@@ -170,11 +223,11 @@ impl Lineage {
 }
 
 /// Makes room for one more element in a list of a node's changes, with room for one, then two,
-/// then four. A `Vec` grows from empty to room for four at once, and a step noted is 80
-/// bytes: most nodes a block changes have one or two steps changed (an account's balance and
-/// counter, one contract of a Values inode), and the lists of each changed directory, its
-/// lineage's and its updates', took 640 bytes for one step. At 10M values those two lists were
-/// 15% of the fresh pages the replay touched (`perf record -e page-faults -c 1 -g`).
+/// then four. A `Vec` grows from empty to room for four at once: most nodes a block changes
+/// have one or two steps changed (an account's balance and counter, one contract of a Values
+/// inode), and with a step noted 80 bytes, the lists of each changed directory, its lineage's
+/// and its updates', took 640 bytes for one step. At 10M values those two lists were 15% of the
+/// fresh pages the replay touched (`perf record -e page-faults -c 1 -g`).
 pub(crate) fn room_for_one_more<T>(list: &mut Vec<T>) {
     if list.len() == list.capacity() && list.len() < 4 {
         list.reserve_exact(list.len().max(1));
@@ -861,7 +914,7 @@ mod tests {
                 lineage.mark_step(&step);
                 model.insert(step);
             }
-            let noted: Vec<&[u8]> = lineage.changed_steps(false).map(|s| &s[..]).collect();
+            let noted: Vec<&[u8]> = lineage.changed_steps(false).collect();
             assert_eq!(noted, model.iter().map(Vec::as_slice).collect::<Vec<_>>());
             for step in &model {
                 assert!(lineage.noted(step));

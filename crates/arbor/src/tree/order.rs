@@ -22,23 +22,44 @@ use super::bindings::Bindings;
 use super::node::{room_for_one_more, Dir, DirBody, Entry, Ptr};
 use super::ops::Ctx;
 use crate::error::Result;
-use crate::path::Step;
 
 /// What changed in a directory since it was written or read (Irmin's pending updates on top
 /// of the stored node).
 #[derive(Debug, Default)]
 pub(crate) struct Updates {
-    /// Each step whose binding changed, with whether the directory had the step when it was
-    /// written or read, in the order of the changes. A step may come more than once (a value
-    /// replaced twice); its first record is the one that counts.
-    changed: Vec<(Step, bool)>,
+    /// Each step whose binding changed, as where it ends in `steps`, with whether the
+    /// directory had the step when it was written or read, in the order of the changes. A
+    /// step may come more than once (a value replaced twice); its first record is the one
+    /// that counts.
+    changed: Vec<(usize, bool)>,
+    /// The steps of `changed`, end to end (a step held whole, `Step`, was 72 bytes).
+    steps: Vec<u8>,
     /// Set by a `list`: Irmin then holds the directory as a sorted map, from then on.
     listed: AtomicBool,
 }
 
 impl Clone for Updates {
     fn clone(&self) -> Updates {
-        Updates { changed: self.changed.clone(), listed: AtomicBool::new(self.listed.load(Ordering::Relaxed)) }
+        Updates {
+            changed: self.changed.clone(),
+            steps: self.steps.clone(),
+            listed: AtomicBool::new(self.listed.load(Ordering::Relaxed)),
+        }
+    }
+}
+
+impl Updates {
+    /// Each change noted, in order: the step, and whether the directory had it.
+    fn each(&self) -> impl Iterator<Item = (&[u8], bool)> {
+        let starts = std::iter::once(0).chain(self.changed.iter().map(|&(end, _)| end));
+        starts.zip(&self.changed).map(|(start, &(end, had))| (&self.steps[start..end], had))
+    }
+
+    /// The step of the last change noted.
+    fn last(&self) -> Option<&[u8]> {
+        let (end, _) = *self.changed.last()?;
+        let start = self.changed.len().checked_sub(2).map_or(0, |i| self.changed[i].0);
+        Some(&self.steps[start..end])
     }
 }
 
@@ -60,6 +81,7 @@ impl Dir {
             match &mut self.updates {
                 Some(u) => {
                     u.changed.clear();
+                    u.steps.clear();
                     *u.listed.get_mut() = false;
                 }
                 None => self.updates = Some(Box::default()),
@@ -73,9 +95,10 @@ impl Dir {
     /// step just before this change (the first record of a step gives its stored presence).
     pub(super) fn note_update(&mut self, step: &[u8], had_it: bool) {
         if let Some(u) = &mut self.updates {
-            if !*u.listed.get_mut() && u.changed.last().is_none_or(|(s, _)| s[..] != *step) {
+            if !*u.listed.get_mut() && u.last() != Some(step) {
                 room_for_one_more(&mut u.changed);
-                u.changed.push((Step::from_slice(step), had_it));
+                u.steps.extend_from_slice(step);
+                u.changed.push((u.steps.len(), had_it));
             }
         }
     }
@@ -183,7 +206,7 @@ impl Ctx {
             }
         };
         // The first record of each changed step (a stable sort keeps the records' order).
-        let mut first: Vec<(&[u8], bool)> = u.changed.iter().map(|(s, had)| (&s[..], *had)).collect();
+        let mut first: Vec<(&[u8], bool)> = u.each().collect();
         first.sort_by(|a, b| a.0.cmp(b.0));
         first.dedup_by(|later, kept| later.0 == kept.0);
         let changed = |s: &[u8]| first.binary_search_by(|(c, _)| (*c).cmp(s)).is_ok();

@@ -164,8 +164,11 @@ impl Lineage {
         }
         let at = self.bytes.len() - keys_end;
         self.bytes.extend_from_slice(&step[..long]);
-        // The key goes among the keys, before the long steps.
-        self.bytes.splice(KEY * i..KEY * i, prefix_key(step).to_be_bytes());
+        // The key goes among the keys, before the long steps: what follows moves up.
+        let end = self.bytes.len();
+        self.bytes.extend_from_slice(&[0; KEY]);
+        self.bytes.copy_within(KEY * i..end, KEY * (i + 1));
+        self.bytes[KEY * i..KEY * (i + 1)].copy_from_slice(&prefix_key(step).to_be_bytes());
         self.steps.insert(i, Noted { at, len: step.len() as u32, since_mid });
     }
 

@@ -304,8 +304,9 @@ impl HashBatch {
         self.hashes.resize(ends.len(), Hash([0; 32]));
         for group in self.order.chunks(JOBS_AT_ONCE) {
             let index = |key: u64| key as u32 as usize;
-            let mut jobs: smallvec::SmallVec<[blake2b_simd::many::HashManyJob<'_>; JOBS_AT_ONCE]> =
-                group.iter().map(|&key| blake2b_simd::many::HashManyJob::new(&params, input(index(key)))).collect();
+            // Filled where it lies: collected, the vector (8 KiB) was made elsewhere and moved.
+            let mut jobs = smallvec::SmallVec::<[blake2b_simd::many::HashManyJob<'_>; JOBS_AT_ONCE]>::new();
+            jobs.extend(group.iter().map(|&key| blake2b_simd::many::HashManyJob::new(&params, input(index(key)))));
             blake2b_simd::many::hash_many(jobs.iter_mut());
             for (&key, job) in group.iter().zip(&jobs) {
                 self.hashes[index(key)].0.copy_from_slice(job.to_hash().as_bytes());

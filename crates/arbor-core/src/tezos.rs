@@ -279,7 +279,7 @@ impl HashBatch {
     ///
     /// Allocates nothing once the batch's buffers have grown: the inputs' order and the
     /// hashes are kept in them, and the hashing states (about 120 bytes an input) are made on
-    /// the stack, as many as there are inputs up to [`JOBS_AT_ONCE`] at a time. Two vectors of
+    /// the stack, as many as there are inputs up to `JOBS_AT_ONCE` at a time. Two vectors of
     /// them made for each call were 7% of the fresh pages a replay at 10M values touched: the
     /// commit's helper thread, which calls this, is a new thread for each commit, and its
     /// allocations took fresh memory.

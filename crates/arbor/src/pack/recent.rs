@@ -29,10 +29,7 @@ const KEPT: usize = 16;
 struct Stretch {
     log: u64,
     at: u64,
-    /// The bytes read, first in a buffer that may be longer (an earlier, longer read's, not
-    /// zeroed again for this one: zeroing 12 KiB a read was 9% of a replay's instructions).
-    buf: Vec<u8>,
-    len: usize,
+    bytes: Vec<u8>,
     /// When it was last used (a count of this thread's uses), for replacing the oldest.
     used: u64,
 }
@@ -56,10 +53,12 @@ pub(crate) fn with_kept<R>(log: u64, offset: u64, f: impl FnOnce(&[u8]) -> Optio
             let mut kept = kept.borrow_mut();
             kept.uses += 1;
             let uses = kept.uses;
-            let s =
-                kept.stretches.iter_mut().find(|s| s.log == log && s.at <= offset && offset < s.at + s.len as u64)?;
+            let s = kept
+                .stretches
+                .iter_mut()
+                .find(|s| s.log == log && s.at <= offset && offset < s.at + s.bytes.len() as u64)?;
             s.used = uses;
-            f(&s.buf[(offset - s.at) as usize..s.len])
+            f(&s.bytes[(offset - s.at) as usize..])
         })
         .ok()
         .flatten()
@@ -82,25 +81,29 @@ pub(crate) fn read_and_keep<R, E>(
     let kept = KEPT_STRETCHES.try_with(|kept| {
         let mut kept = kept.borrow_mut();
         kept.uses += 1;
-        if kept.stretches.len() < KEPT {
-            return Vec::new();
-        }
-        let (i, _) = kept.stretches.iter().enumerate().min_by_key(|(_, s)| s.used).expect("KEPT > 0");
+        let uses = kept.uses;
+        let i = if kept.stretches.len() < KEPT {
+            kept.stretches.push(Stretch { log, at, bytes: Vec::new(), used: uses });
+            kept.stretches.len() - 1
+        } else {
+            let (i, _) = kept.stretches.iter().enumerate().min_by_key(|(_, s)| s.used).expect("KEPT > 0");
+            i
+        };
         // Taken out while it is read into: a failed read leaves no stretch behind.
-        kept.stretches.swap_remove(i).buf
+        let s = kept.stretches.swap_remove(i);
+        s.bytes
     });
-    if let Ok(buf) = kept {
-        fresh = buf;
+    if let Ok(bytes) = kept {
+        fresh = bytes;
     }
-    if fresh.len() < len {
-        fresh.resize(len, 0);
-    }
-    read(&mut fresh[..len])?;
-    let out = f(&fresh[(offset - at) as usize..len]);
+    fresh.clear();
+    fresh.resize(len, 0);
+    read(&mut fresh)?;
+    let out = f(&fresh[(offset - at) as usize..]);
     let _ = KEPT_STRETCHES.try_with(|kept| {
         let mut kept = kept.borrow_mut();
         let used = kept.uses;
-        kept.stretches.push(Stretch { log, at, buf: fresh, len, used });
+        kept.stretches.push(Stretch { log, at, bytes: fresh, used });
     });
     Ok(out)
 }

@@ -15,7 +15,6 @@ use parking_lot::RwLock;
 
 use super::frames::{ChunkFrames, Next};
 use super::prefix::Prefix;
-use super::recent;
 use super::record::{parse_frame, DecodeError, FrameError};
 use crate::error::{io_err, Corruption, Error, Result};
 use crate::io::{File, FileSystem, OpenOptions};
@@ -49,15 +48,10 @@ pub(crate) struct Log {
     pub fs: Arc<dyn FileSystem>,
     pub dir: PathBuf,
     pub uid: u64,
-    /// This open log among all the process opened ([`super::recent`] keeps read bytes by it).
-    instance: u64,
     chunks: RwLock<Vec<Arc<Chunk>>>,
     end: AtomicU64,
     gc: RwLock<Arc<GcView>>,
 }
-
-/// The instance number of the next log opened.
-static NEXT_INSTANCE: AtomicU64 = AtomicU64::new(1);
 
 fn chunk_name(start: u64) -> String {
     format!("{start:020}.chunk")
@@ -233,7 +227,6 @@ impl Log {
             fs,
             dir: dir.to_path_buf(),
             uid,
-            instance: NEXT_INSTANCE.fetch_add(1, Ordering::Relaxed),
             chunks: RwLock::new(chunks),
             end: AtomicU64::new(0),
             gc: RwLock::new(Arc::new(GcView::default())),
@@ -359,22 +352,7 @@ impl Log {
         if offset < chunk.start + CHUNK_HEADER_LEN || offset >= limit {
             return Err(self.dangling(offset));
         }
-        let (avail, path) = (limit - offset, &chunk.path);
-        let at_file = offset - chunk.start;
-        if let Some(frame) = recent::with_kept(self.instance, offset, |bytes| frame_in(bytes, avail, path, at_file)) {
-            return frame;
-        }
-        // The aligned block around the record, and at least a first read's bytes from it on,
-        // all below the end published (`recent`: what it keeps must never change).
-        let from = (offset - chunk.start) / recent::BLOCK * recent::BLOCK;
-        let to = (from + recent::BLOCK).max(offset - chunk.start + FIRST_READ as u64).min(limit - chunk.start);
-        let read = |buf: &mut [u8]| chunk.file.read_exact_at(buf, from).map_err(io_err("reading", path));
-        let at = chunk.start + from;
-        let framed = recent::read_and_keep(self.instance, at, (to - from) as usize, read, offset, |bytes| {
-            frame_in(bytes, avail, path, at_file)
-        })?;
-        // A record longer than what was read: read whole on its own.
-        framed.unwrap_or_else(|| read_frame(chunk.file.as_ref(), path, at_file, avail))
+        read_frame(chunk.file.as_ref(), &chunk.path, offset - chunk.start, limit - offset)
     }
 
     /// The GC state readers route by.
@@ -496,24 +474,6 @@ pub(crate) fn read_frame(file: &dyn File, path: &Path, at: u64, avail: u64) -> R
     frame.len = parsed.total;
     frame.body = parsed.body_start..parsed.body_start + parsed.body_len;
     Ok(frame)
-}
-
-/// The frame at the start of `bytes`, bytes a reader keeps (`recent`) from position `offset`
-/// of the chunk file `path`, of which `avail` bytes may be read: None when the frame
-/// goes on past `bytes` (it is read on its own then), an error when it is damaged or longer
-/// than `avail`, as [`read_frame`] would say.
-fn frame_in(bytes: &[u8], avail: u64, path: &Path, offset: u64) -> Option<Result<ReadFrame>> {
-    let have = &bytes[..bytes.len().min(usize::try_from(avail).unwrap_or(usize::MAX))];
-    let parsed = match parse_frame(have) {
-        Ok(f) => f,
-        Err(FrameError::NeedMore(n)) if n as u64 <= avail => return None,
-        Err(e) => return Some(Err(Error::Corrupt { file: path.to_path_buf(), offset, kind: e.into() })),
-    };
-    let mut buf = take_read_buffer();
-    buf.clear();
-    buf.extend_from_slice(&have[..parsed.total]);
-    let body = parsed.body_start..parsed.body_start + parsed.body_len;
-    Some(Ok(ReadFrame { kind: parsed.kind, buf, len: parsed.total, body }))
 }
 
 /// Buffers kept by a thread for its next reads, at most this many (a delta record is read
@@ -723,75 +683,11 @@ impl LogWriter {
 #[cfg(test)]
 mod tests {
     use std::path::Path;
-    use std::sync::Arc;
 
-    use super::{read_frame, Log, LogWriter, CHUNK_HEADER_LEN, FIRST_READ};
+    use super::{read_frame, FIRST_READ};
     use crate::error::Error;
-    use crate::io::{FileSystem, MemFs, OpenOptions, SplitMix64};
-    use crate::pack::recent::BLOCK;
+    use crate::io::{FileSystem, MemFs, OpenOptions};
     use crate::pack::record::frame;
-
-    /// A body of `len` bytes that names its record.
-    fn body(n: u64, len: usize) -> Vec<u8> {
-        (0..len).map(|i| (i as u64 * 7 + n * 131) as u8).collect()
-    }
-
-    /// Appends records of the given lengths to `log` and publishes them; returns their offsets.
-    fn append(log: &Log, w: &mut LogWriter, first: u64, lens: &[usize]) -> Vec<u64> {
-        let offsets = lens.iter().enumerate().map(|(k, &len)| w.append(3, &body(first + k as u64, len)).unwrap());
-        let offsets: Vec<u64> = offsets.collect();
-        w.flush().unwrap();
-        log.set_end(w.pos());
-        offsets
-    }
-
-    /// Records read through the stretches a thread keeps are the records written, in any order
-    /// and across the blocks read around them, from small ones to ones longer than a block; a
-    /// record appended past a stretch read earlier is read as written; and a second log with
-    /// the same store id and offsets but other bytes (a copy that went its own way) reads its
-    /// own.
-    #[test]
-    fn records_read_through_kept_stretches_are_the_records_written() {
-        let open = || {
-            let fs: Arc<dyn FileSystem> = Arc::new(MemFs::new());
-            let log = Log::open(fs, Path::new("/pack"), 7, true).unwrap();
-            let w = LogWriter::new(&log, CHUNK_HEADER_LEN);
-            (log, w)
-        };
-        let (a, mut wa) = open();
-        let (b, mut wb) = open();
-        let mut rng = SplitMix64::new(11);
-        let lens: Vec<usize> = (0..300)
-            .map(|k| match k % 10 {
-                0 => 2 * BLOCK as usize + rng.below(3000) as usize,
-                1 => FIRST_READ + rng.below(100) as usize,
-                _ => rng.below(900) as usize,
-            })
-            .collect();
-        let mut written: Vec<(u64, u64, usize)> =
-            append(&a, &mut wa, 0, &lens).into_iter().zip(0..).map(|(o, n)| (o, n, lens[n as usize])).collect();
-        // Log b: other records at the same offsets.
-        let b_offsets = append(&b, &mut wb, 1000, &lens);
-        assert_eq!(b_offsets, written.iter().map(|w| w.0).collect::<Vec<_>>());
-        for round in 0..3 {
-            if round == 1 {
-                // More records, past what was published when the stretches were read.
-                let more: Vec<usize> = (0..50).map(|_| rng.below(700) as usize).collect();
-                let first = written.len() as u64;
-                let offsets = append(&a, &mut wa, first, &more);
-                written.extend(offsets.into_iter().zip(first..).map(|(o, n)| (o, n, more[(n - first) as usize])));
-            }
-            for _ in 0..written.len() * 2 {
-                let (offset, n, len) = written[rng.below(written.len() as u64) as usize];
-                let f = a.read(offset).unwrap();
-                assert_eq!((f.kind(), f.body()), (3, &body(n, len)[..]), "record {n} at {offset}, round {round}");
-                if n < lens.len() as u64 {
-                    let g = b.read(offset).unwrap();
-                    assert_eq!(g.body(), &body(1000 + n, len)[..], "log b's record {n}");
-                }
-            }
-        }
-    }
 
     /// Reads into a buffer an earlier read left longer bytes in see only their own frame:
     /// bodies come back exact, a frame longer than the first read is read whole, and a frame

@@ -4,6 +4,5 @@ pub(crate) mod control;
 pub(crate) mod frames;
 pub(crate) mod log;
 pub(crate) mod prefix;
-pub(crate) mod recent;
 pub(crate) mod record;
 pub(crate) mod refs;

@@ -302,8 +302,8 @@ impl HashBatch {
         self.order.sort_unstable();
         self.hashes.clear();
         self.hashes.resize(ends.len(), Hash([0; 32]));
+        let index = |key: u64| key as u32 as usize;
         for group in self.order.chunks(JOBS_AT_ONCE) {
-            let index = |key: u64| key as u32 as usize;
             // Filled where it lies: collected, the vector (8 KiB) was made elsewhere and moved.
             let mut jobs = smallvec::SmallVec::<[blake2b_simd::many::HashManyJob<'_>; JOBS_AT_ONCE]>::new();
             jobs.extend(group.iter().map(|&key| blake2b_simd::many::HashManyJob::new(&params, input(index(key)))));

@@ -76,7 +76,7 @@ pub(crate) fn search_keyed<'s, K: Key>(
 type Bytes = smallvec::SmallVec<[u8; 16]>;
 
 /// Steps of at most this many bytes are read from their keys.
-const IN_KEY: usize = 8;
+pub(super) const IN_KEY: usize = 8;
 
 /// One binding: its child, and its step's length and (when longer than [`IN_KEY`]) where
 /// it is among the list's long steps. 64 bytes, a cache line, with the child first.
@@ -360,7 +360,7 @@ fn long_at(at: usize, len: usize) -> Result<u32> {
 
 /// The keys of `n` bindings at the start of `bytes`, and the long steps after them.
 #[inline]
-fn split(bytes: &[u8], n: usize) -> (&[[u8; 8]], &[u8]) {
+pub(super) fn split(bytes: &[u8], n: usize) -> (&[[u8; 8]], &[u8]) {
     let (keys, long) = bytes.split_at(IN_KEY * n);
     (keys.as_chunks::<IN_KEY>().0, long)
 }
@@ -368,11 +368,17 @@ fn split(bytes: &[u8], n: usize) -> (&[[u8; 8]], &[u8]) {
 /// The step of `slot`, whose key is `key`, in a list whose long steps are `long`.
 #[inline]
 fn step_of<'a>(slot: &Slot, key: &'a [u8; 8], long: &'a [u8]) -> &'a [u8] {
-    let len = slot.len as usize;
+    spelled(key, slot.len as usize, slot.at as usize, long)
+}
+
+/// A step of `len` bytes kept as keys and long steps are (here and in a node's lineage): read
+/// from its key `key` when at most [`IN_KEY`] bytes long, else from `at` in `long`.
+#[inline]
+pub(super) fn spelled<'a>(key: &'a [u8; IN_KEY], len: usize, at: usize, long: &'a [u8]) -> &'a [u8] {
     if len <= IN_KEY {
         &key[..len]
     } else {
-        &long[slot.at as usize..][..len]
+        &long[at..][..len]
     }
 }
 

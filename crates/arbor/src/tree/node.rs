@@ -10,7 +10,7 @@ use std::sync::{Arc, OnceLock};
 
 use arbor_core::{contents_hash, flat_node_hash, inode_tree_hash, inode_values_hash, ChildKind, Hash};
 
-use super::bindings::{search_keyed, Bindings};
+use super::bindings::{search_keyed, spelled, split, Bindings, IN_KEY};
 use super::linked::{Hashed, Linked};
 use super::ops::prefix_key;
 use super::order::Updates;
@@ -65,9 +65,6 @@ pub(crate) struct Lineage {
     /// as a delta of that delta. Boxed: most nodes have none.
     pub mid: Option<Box<Mid>>,
 }
-
-/// Bytes of a step's key in a [`Lineage`]: a step of at most this many is read from it.
-const KEY: usize = 8;
 
 /// A step a [`Lineage`] notes: where it is, and whether it changed since the mid.
 #[derive(Debug, Clone, Copy)]
@@ -156,9 +153,9 @@ impl Lineage {
     /// Notes `step` at `i` in the sorted steps.
     fn insert_step(&mut self, i: usize, step: &[u8], since_mid: bool) {
         room_for_one_more(&mut self.steps);
-        let keys_end = KEY * self.steps.len();
-        let long = if step.len() > KEY { step.len() } else { 0 };
-        let need = KEY + long;
+        let keys_end = IN_KEY * self.steps.len();
+        let long = if step.len() > IN_KEY { step.len() } else { 0 };
+        let need = IN_KEY + long;
         if self.bytes.len() + need > self.bytes.capacity() {
             self.bytes.reserve_exact(need.max(self.bytes.len()));
         }
@@ -166,9 +163,9 @@ impl Lineage {
         self.bytes.extend_from_slice(&step[..long]);
         // The key goes among the keys, before the long steps: what follows moves up.
         let end = self.bytes.len();
-        self.bytes.extend_from_slice(&[0; KEY]);
-        self.bytes.copy_within(KEY * i..end, KEY * (i + 1));
-        self.bytes[KEY * i..KEY * (i + 1)].copy_from_slice(&prefix_key(step).to_be_bytes());
+        self.bytes.extend_from_slice(&[0; IN_KEY]);
+        self.bytes.copy_within(IN_KEY * i..end, IN_KEY * (i + 1));
+        self.bytes[IN_KEY * i..IN_KEY * (i + 1)].copy_from_slice(&prefix_key(step).to_be_bytes());
         self.steps.insert(i, Noted { at, len: step.len() as u32, since_mid });
     }
 
@@ -178,21 +175,11 @@ impl Lineage {
         self.insert_step(self.steps.len(), step, since_mid);
     }
 
-    /// The keys of the steps noted, in order.
-    fn keys(&self) -> &[[u8; KEY]] {
-        self.bytes[..KEY * self.steps.len()].as_chunks::<KEY>().0
-    }
-
-    /// The `i`-th step noted.
+    /// The `i`-th step noted (kept as a binding list keeps its steps: `bindings::spelled`).
     fn step(&self, i: usize) -> &[u8] {
+        let (keys, long) = split(&self.bytes, self.steps.len());
         let Noted { at, len, .. } = self.steps[i];
-        let len = len as usize;
-        if len <= KEY {
-            &self.bytes[KEY * i..KEY * i + len]
-        } else {
-            let from = KEY * self.steps.len() + at;
-            &self.bytes[from..from + len]
-        }
+        spelled(&keys[i], len as usize, at, long)
     }
 
     /// Whether the binding named `step` is noted as changed, since the base and since the mid.
@@ -213,7 +200,7 @@ impl Lineage {
 
     /// Where `step` is in the sorted steps, or where it would go.
     fn find_step(&self, step: &[u8]) -> std::result::Result<usize, usize> {
-        search_keyed(self.keys(), step, |i| self.step(i))
+        search_keyed(split(&self.bytes, self.steps.len()).0, step, |i| self.step(i))
     }
 
     /// Notes that slot `slot` changed.

@@ -47,9 +47,11 @@ impl IoCounters {
     }
 }
 
-/// Resident set size of this process in bytes (from /proc/self/statm).
-pub fn rss_bytes() -> u64 {
-    procfs::resident_pages().unwrap_or(0) * rustix::param::page_size() as u64
+/// Resident set size of this process in bytes, and of it the bytes of file pages (the
+/// store's log, mapped for reading) (from /proc/self/statm; zeros where it is missing).
+pub fn rss_bytes() -> (u64, u64) {
+    let page = rustix::param::page_size() as u64;
+    procfs::resident_pages().map_or((0, 0), |(all, file)| (all * page, file * page))
 }
 
 /// Minor page faults this process has taken (0 where /proc is missing).

@@ -67,9 +67,12 @@ pub fn minor_faults() -> Option<u64> {
     Some(minflt)
 }
 
-/// Resident pages of this process (the second field of /proc/self/statm).
-pub fn resident_pages() -> Option<u64> {
-    read("/proc/self/statm")?.split_whitespace().nth(1)?.parse().ok()
+/// Resident pages of this process, and of them those backed by a file (mapped files, shared
+/// memory): the second and third fields of /proc/self/statm.
+pub fn resident_pages() -> Option<(u64, u64)> {
+    let text = read("/proc/self/statm")?;
+    let mut fields = text.split_whitespace().skip(1).map(|f| f.parse().ok());
+    Some((fields.next()??, fields.next()??))
 }
 
 /// The running kernel's release (`/proc/sys/kernel/osrelease`).
@@ -102,7 +105,7 @@ mod tests {
             return;
         }
         assert!(cpu_ticks().is_some());
-        assert!(resident_pages().is_some_and(|p| p > 0));
+        assert!(resident_pages().is_some_and(|(all, file)| all > 0 && file <= all));
         assert!(status_bytes("VmRSS").is_some_and(|b| b > 0));
         assert!(meminfo_bytes("MemTotal").is_some_and(|b| b > 0));
         assert!(kernel_release().is_some_and(|k| !k.is_empty()));

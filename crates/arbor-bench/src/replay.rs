@@ -390,6 +390,7 @@ fn configuration(store: &Store, opts: &ReplayOptions) -> BTreeMap<String, String
     set("inode_entries", c.inode.entries.to_string());
     set("control_every", c.control_every.to_string());
     set("working_commits", c.working_commits.to_string());
+    set("mapped_reads", c.mapped_reads.to_string());
     set("check", opts.check.to_string());
     set("load_batch", opts.load_batch.to_string());
     set("gc_every", opts.gc_every.map_or_else(|| "never".to_string(), |k| k.to_string()));
@@ -428,6 +429,7 @@ fn replay_block(
         Parent::Hash(h) => Some(Hash(h)),
     };
     let io0 = IoCounters::now();
+    let records0 = store.records_read();
     let log0 = store.log_bytes();
     let (user0, sys0) = cpu_times();
     let start = Instant::now();
@@ -487,6 +489,7 @@ fn replay_block(
     }
     *previous = Some(hash);
     let io = IoCounters::now().since(io0);
+    let rss = rss_bytes();
     Ok(BlockSample {
         level: block.meta.level,
         ops: block.ops.len() as u64,
@@ -496,11 +499,13 @@ fn replay_block(
         hashing_ns: written.hashing.as_nanos() as u64,
         writing_ns: written.writing.as_nanos() as u64,
         syncing_ns: written.syncing.as_nanos() as u64,
-        rss_bytes: rss_bytes(),
+        rss_bytes: rss.0,
+        file_rss_bytes: rss.1,
         disk_bytes: dir_bytes(store.dir()),
         read_bytes: io.rchar,
         write_bytes: io.wchar,
         read_syscalls: io.syscr,
+        records_read: store.records_read() - records0,
         write_syscalls: io.syscw,
         gc_running: false,
         cpu_ns: cpu.as_nanos() as u64,

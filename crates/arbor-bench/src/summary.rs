@@ -30,6 +30,9 @@ pub struct BlockSample {
     pub syncing_ns: u64,
     /// Resident set size after the block, in bytes.
     pub rss_bytes: u64,
+    /// Of the resident set, the bytes of file pages: the store's log, mapped for reading
+    /// (`Config::mapped_reads`), which the kernel may drop at any time.
+    pub file_rss_bytes: u64,
     /// Store size on disk after the block, in bytes.
     pub disk_bytes: u64,
     /// Bytes read by the replaying thread during the block (`rchar` of /proc/thread-self/io;
@@ -40,6 +43,9 @@ pub struct BlockSample {
     pub write_bytes: u64,
     /// Read system calls of the replaying thread during the block (`syscr`).
     pub read_syscalls: u64,
+    /// Records the store read from its log during the block (`Store::records_read`): with a
+    /// system call each, or in place from the mapped log.
+    pub records_read: u64,
     /// Write system calls of the process during the block (`syscw`).
     pub write_syscalls: u64,
     /// A garbage collection was running in the background during the block.
@@ -125,6 +131,9 @@ pub struct ReplaySummary {
     pub durability: String,
     /// Largest resident set size seen, bytes.
     pub max_rss_bytes: u64,
+    /// Largest resident set size seen less its file pages (the log's, mapped), bytes: the
+    /// process's own memory.
+    pub max_anon_rss_bytes: u64,
     /// Store size before the first block (after loading), bytes.
     pub disk_before_bytes: u64,
     /// Store size after the last block, bytes.
@@ -135,6 +144,8 @@ pub struct ReplaySummary {
     pub write_bytes_per_block: f64,
     /// Mean read system calls per block.
     pub read_syscalls_per_block: f64,
+    /// Mean records read from the store's log per block.
+    pub records_read_per_block: f64,
     /// Mean write system calls per block.
     pub write_syscalls_per_block: f64,
     /// User CPU seconds during the block replay.
@@ -231,6 +242,7 @@ impl ReplaySummary {
             self.read_bytes_per_block = per(|s| s.read_bytes);
             self.write_bytes_per_block = per(|s| s.write_bytes);
             self.read_syscalls_per_block = per(|s| s.read_syscalls);
+            self.records_read_per_block = per(|s| s.records_read);
             self.write_syscalls_per_block = per(|s| s.write_syscalls);
             self.disk_after_bytes = samples.last().map_or(0, |s| s.disk_bytes);
             self.cpu_ms_per_block = per(|s| s.cpu_ns) / 1e6;
@@ -244,6 +256,8 @@ impl ReplaySummary {
             self.gc_block_max_ms = ms(during.last().copied().unwrap_or(0));
         }
         self.max_rss_bytes = self.max_rss_bytes.max(samples.iter().map(|s| s.rss_bytes).max().unwrap_or(0));
+        let anon = samples.iter().map(|s| s.rss_bytes.saturating_sub(s.file_rss_bytes)).max().unwrap_or(0);
+        self.max_anon_rss_bytes = self.max_anon_rss_bytes.max(anon);
     }
 }
 
@@ -279,7 +293,12 @@ impl std::fmt::Display for ReplaySummary {
         }
         writeln!(f, "CPU per block   {:.2} ms (process: replay, hashing pool, trace decoding)", self.cpu_ms_per_block)?;
         writeln!(f, "appended        {:.1} bytes per value written", self.appended_bytes_per_write)?;
-        writeln!(f, "max RSS         {:.1} MiB", mb(self.max_rss_bytes as f64))?;
+        writeln!(
+            f,
+            "max RSS         {:.1} MiB ({:.1} MiB less the log's mapped pages)",
+            mb(self.max_rss_bytes as f64),
+            mb(self.max_anon_rss_bytes as f64)
+        )?;
         writeln!(
             f,
             "disk            {:.1} MiB before, {:.1} MiB after ({:.1} KiB per block)",
@@ -289,7 +308,8 @@ impl std::fmt::Display for ReplaySummary {
         )?;
         writeln!(
             f,
-            "I/O per block   read {:.0} B in {:.1} syscalls, written {:.0} B in {:.1} syscalls",
+            "I/O per block   {:.1} records read; read {:.0} B in {:.1} syscalls, written {:.0} B in {:.1} syscalls",
+            self.records_read_per_block,
             self.read_bytes_per_block,
             self.read_syscalls_per_block,
             self.write_bytes_per_block,

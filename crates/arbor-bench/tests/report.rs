@@ -75,10 +75,12 @@ fn long_report(blocks: u64) -> ReplayReport {
                 writing_ns: 1_500_000,
                 syncing_ns: 500_000,
                 rss_bytes: (100 + level / 100) << 20,
+                file_rss_bytes: (level % 3) << 20,
                 disk_bytes: level << 16,
                 read_bytes: 4_096 * (level % 5),
                 write_bytes: 70_000,
                 read_syscalls: level % 5,
+                records_read: 200,
                 write_syscalls: 3,
                 gc_running: level % 500 < 20,
                 cpu_ns: 25_000_000,
@@ -105,6 +107,13 @@ fn long_runs_are_downsampled_and_keep_their_outliers() {
     // Downsampling bounds the page: 12,000 blocks in 5 charts stay well under a megabyte.
     assert!(html.len() < 1_000_000, "{} bytes", html.len());
     assert!(MAX_POINTS < report.blocks.len());
+    // The largest resident set, and the largest less its file pages (not the same block's:
+    // the file pages go up and down).
+    let mib = 1 << 20;
+    assert_eq!(report.summary.max_rss_bytes, 220 * mib);
+    assert_eq!(report.summary.max_anon_rss_bytes, 220 * mib);
+    let anon = long_report(1_001).summary.max_anon_rss_bytes;
+    assert_eq!((long_report(1_001).summary.max_rss_bytes, anon), (110 * mib, 110 * mib - mib));
 }
 
 #[test]

@@ -44,6 +44,10 @@ pub struct ReplayFlags {
     /// wrote it (`Config::working_commits`; 0 keeps no working tree). Default: the store's.
     #[arg(long, value_name = "N")]
     working_commits: Option<u32>,
+    /// Read the log's records with a system call each, not in place from its files mapped
+    /// into memory (`Config::mapped_reads` off).
+    #[arg(long)]
+    no_mapped_reads: bool,
     /// An earlier run's JSON report (`--json`) to compare with: its series are drawn on every
     /// chart of the HTML report, and the ratios of the key figures are printed and reported.
     #[arg(long, value_name = "OLD.json")]
@@ -263,7 +267,10 @@ fn run_replay(
         }
         None => None,
     };
-    let mut config = Config::default().with_durability(flags.durability).with_cache_bytes(flags.cache_size);
+    let mut config = Config::default()
+        .with_durability(flags.durability)
+        .with_cache_bytes(flags.cache_size)
+        .with_mapped_reads(!flags.no_mapped_reads);
     if let Some(n) = flags.working_commits {
         config = config.with_working_commits(n);
     }

@@ -14,7 +14,7 @@
 //! assert_eq!(store.checkout(&commit)?.find(&["data", "contracts", "global_counter"])?, Some(vec![42]));
 //! # Ok::<(), arbor::Error>(())
 //! ```
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)]
 
 pub mod config;
 pub mod error;

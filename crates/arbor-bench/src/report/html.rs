@@ -70,7 +70,13 @@ pub fn summary_rows(report: &ReplayReport) -> Vec<(&'static str, String)> {
         ("Max RSS", mib(s.max_rss_bytes as f64)),
         ("Disk before / after", format!("{} / {}", mib(s.disk_before_bytes as f64), mib(s.disk_after_bytes as f64))),
         ("Disk growth per block", format!("{:.1} KiB", growth / 1024.0)),
-        ("Read per block", format!("{:.0} B in {:.1} syscalls", s.read_bytes_per_block, s.read_syscalls_per_block)),
+        (
+            "Read per block",
+            format!(
+                "{:.1} records; {:.0} B in {:.1} syscalls",
+                s.records_read_per_block, s.read_bytes_per_block, s.read_syscalls_per_block
+            ),
+        ),
         (
             "Written per block",
             format!("{:.0} B in {:.1} syscalls", s.write_bytes_per_block, s.write_syscalls_per_block),

@@ -131,4 +131,87 @@ pub trait File: Send + Sync + std::fmt::Debug {
         let _ = (offset, len);
         Err(io::Error::from(io::ErrorKind::Unsupported))
     }
+
+    /// The file mapped into memory for reading in place ([`Mapping`]), over at least its
+    /// first `covering` bytes, or `None` where the file system does not map files or the map
+    /// failed (the file is then read with [`File::read_at`]).
+    fn mapping(&self, covering: u64) -> Option<Arc<Mapping>> {
+        let _ = covering;
+        None
+    }
+}
+
+/// A file mapped into memory, shared and read-only, possibly over more address space than
+/// the file holds, so that bytes appended to the file later are read through the same mapping.
+///
+/// Reading a mapped page past the end of the file raises `SIGBUS`, which kills the process:
+/// so the mapping's bytes are only lent as [`MappedBytes`], made by an `unsafe` call whose
+/// caller promises the file holds them for as long as the mapping lives.
+#[derive(Debug)]
+pub struct Mapping {
+    map: memmap2::Mmap,
+}
+
+impl Mapping {
+    /// Maps `len` bytes of `file` from its start, read-only and shared, for reads at random
+    /// places (no read-around when a page is not in memory yet, as `pread` would not).
+    #[expect(unsafe_code, reason = "mapping a file is unsafe: the map's bytes change with the file")]
+    fn new(file: &std::fs::File, len: usize) -> io::Result<Mapping> {
+        // SAFETY: memmap2 asks that the file not change under a slice of the map. This map is
+        // never read as a whole: its bytes are lent only through `Mapping::lend`, whose caller
+        // promises those bytes are in the file and do not change while the mapping lives.
+        let map = unsafe { memmap2::MmapOptions::new().len(len).map(file)? };
+        map.advise(memmap2::Advice::Random)?;
+        Ok(Mapping { map })
+    }
+
+    /// How many bytes from the file's start the mapping covers (the file may hold fewer).
+    pub fn len(&self) -> u64 {
+        self.map.len() as u64
+    }
+
+    /// Whether the mapping covers no bytes.
+    pub fn is_empty(&self) -> bool {
+        self.map.len() == 0
+    }
+
+    /// Bytes `offset..offset + len` of the file, to read in place; `None` when the mapping
+    /// does not reach that far.
+    ///
+    /// # Safety
+    ///
+    /// The file must hold those bytes (be at least `offset + len` long), and no one may
+    /// shorten it below that or write into them while the mapping lives: a read of a mapped
+    /// page past the file's end kills the process.
+    #[expect(unsafe_code, reason = "the caller vouches for bytes the mapping cannot check")]
+    pub unsafe fn lend(self: Arc<Self>, offset: u64, len: usize) -> Option<MappedBytes> {
+        let start = usize::try_from(offset).ok()?;
+        let end = start.checked_add(len).filter(|&end| end <= self.map.len())?;
+        Some(MappedBytes { mapping: self, start, end })
+    }
+}
+
+/// Bytes of a mapped file that the file holds, lent by [`Mapping::lend`].
+#[derive(Debug, Clone)]
+pub struct MappedBytes {
+    mapping: Arc<Mapping>,
+    start: usize,
+    end: usize,
+}
+
+impl MappedBytes {
+    /// The bytes.
+    #[expect(unsafe_code, reason = "reading a mapping, within bytes vouched for by `Mapping::lend`'s caller")]
+    pub fn as_slice(&self) -> &[u8] {
+        // SAFETY: `start..end` lies inside the mapping (`lend` checked it), the file holds
+        // those bytes and nothing changes them while the mapping lives (`lend`'s caller
+        // promised), so reading them cannot fault, and no one writes them under the slice.
+        unsafe { std::slice::from_raw_parts(self.mapping.map.as_ptr().add(self.start), self.end - self.start) }
+    }
+
+    /// The first `len` of these bytes (all of them if fewer).
+    pub fn prefix(mut self, len: usize) -> MappedBytes {
+        self.end = self.end.min(self.start.saturating_add(len));
+        self
+    }
 }

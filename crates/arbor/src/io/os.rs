@@ -5,7 +5,13 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::{File, FileSystem, LockGuard, OpenOptions};
+use super::{File, FileSystem, LockGuard, Mapping, OpenOptions};
+
+/// The least address space a file's [`Mapping`] takes. A mapping covers a power of two of
+/// bytes, at least the file's length when made, so that the bytes appended to a growing
+/// file are read through the same mapping until the file doubles; address space costs
+/// nothing until a page of it is read.
+const LEAST_MAPPED: u64 = 1 << 20;
 
 /// The operating system's file system (Unix only: uses `pread`/`pwrite`,
 /// `fdatasync` and `flock`).
@@ -39,7 +45,12 @@ impl FileSystem for OsFs {
                 format!("open {}: is a directory", path.display()),
             ));
         }
-        Ok(Arc::new(OsFile { file, path: path.to_path_buf() }))
+        Ok(Arc::new(OsFile {
+            file,
+            path: path.to_path_buf(),
+            mapping: Default::default(),
+            map_failed: Default::default(),
+        }))
     }
 
     fn exists(&self, path: &Path) -> bool {
@@ -108,6 +119,10 @@ impl LockGuard for OsLockGuard {}
 struct OsFile {
     file: std::fs::File,
     path: PathBuf,
+    /// The file mapped for reading, once asked for ([`File::mapping`]), and whether a map
+    /// failed (the file is then read with `pread` from then on).
+    mapping: parking_lot::RwLock<Option<Arc<Mapping>>>,
+    map_failed: std::sync::atomic::AtomicBool,
 }
 
 impl File for OsFile {
@@ -162,6 +177,32 @@ impl File for OsFile {
         {
             let _ = (offset, len);
             Err(io::Error::from(io::ErrorKind::Unsupported))
+        }
+    }
+
+    fn mapping(&self, covering: u64) -> Option<Arc<Mapping>> {
+        use std::sync::atomic::Ordering::Relaxed;
+        if let Some(m) = self.mapping.read().as_ref().filter(|m| m.len() >= covering) {
+            return Some(m.clone());
+        }
+        if self.map_failed.load(Relaxed) {
+            return None;
+        }
+        let mut current = self.mapping.write();
+        if let Some(m) = current.as_ref().filter(|m| m.len() >= covering) {
+            return Some(m.clone());
+        }
+        // Past a mapping made earlier: the file grew. Readers of the old one keep it.
+        let len = self.file.metadata().ok()?.len().max(covering).max(LEAST_MAPPED).checked_next_power_of_two()?;
+        match usize::try_from(len)
+            .map_err(|_| io::ErrorKind::Unsupported.into())
+            .and_then(|n| Mapping::new(&self.file, n))
+        {
+            Ok(m) => Some(current.insert(Arc::new(m)).clone()),
+            Err(_) => {
+                self.map_failed.store(true, Relaxed);
+                None
+            }
         }
     }
 }

@@ -129,7 +129,7 @@ mod tests {
         let path = PathBuf::from("/c.chunk");
         let file = fs.open(&path, OpenOptions { create: true, write: true, truncate: false }).unwrap();
         file.write_all_at(bytes, 0).unwrap();
-        Chunk { start, file: Arc::clone(&file), path }
+        Chunk::new(start, Arc::clone(&file), path)
     }
 
     /// A frame found: where it starts and ends, its kind and its body.

@@ -17,7 +17,7 @@ use super::frames::{ChunkFrames, Next};
 use super::prefix::Prefix;
 use super::record::{parse_frame, DecodeError, FrameError};
 use crate::error::{io_err, Corruption, Error, Result};
-use crate::io::{File, FileSystem, OpenOptions};
+use crate::io::{File, FileSystem, MappedBytes, Mapping, OpenOptions};
 
 /// Bytes of a chunk file header.
 pub(crate) const CHUNK_HEADER_LEN: u64 = 32;
@@ -40,6 +40,51 @@ pub(crate) struct Chunk {
     pub start: u64,
     pub file: Arc<dyn File>,
     pub path: PathBuf,
+    /// How long the file was when last asked (`File::len`): a record is read in place from
+    /// the file's mapping only below this, because reading a mapped page past the file's end
+    /// kills the process, and a pointer read from a damaged record may point anywhere.
+    /// Nothing shortens a chunk below a length it had while its records may be read
+    /// (FORMAT.md 10, I15).
+    seen_len: AtomicU64,
+}
+
+impl Chunk {
+    /// The chunk starting at global offset `start`, in `file` at `path`.
+    pub fn new(start: u64, file: Arc<dyn File>, path: PathBuf) -> Chunk {
+        Chunk { start, file, path, seen_len: AtomicU64::new(0) }
+    }
+
+    /// Whether the chunk's file holds its first `end` bytes: as last seen, or as it is now.
+    fn holds(&self, end: u64) -> bool {
+        if end <= self.seen_len.load(Ordering::Relaxed) {
+            return true;
+        }
+        let now = self.file.len().unwrap_or(0);
+        self.seen_len.fetch_max(now, Ordering::Relaxed);
+        end <= now
+    }
+
+    /// Cuts the chunk's file to `len` bytes: only while no one reads the chunk (a writer's
+    /// open, before the log is shared), and never below a published end (FORMAT.md 10, I15).
+    pub fn cut(&self, len: u64) -> std::io::Result<()> {
+        self.seen_len.fetch_min(len, Ordering::Relaxed);
+        self.file.set_len(len)
+    }
+
+    /// The frame at position `at` of the chunk, of which `avail` bytes may be read: in place
+    /// from the file's mapping where `mapped` and the file system maps files, else read into
+    /// a buffer.
+    fn read_frame(&self, at: u64, avail: u64, mapped: bool) -> Result<ReadFrame> {
+        // The frame is parsed from the bytes a reader may see from `at` on, which the file
+        // holds; a read of a file past what it was seen to hold asks the file's length again.
+        let end = at.saturating_add(avail);
+        if mapped && self.holds(end) {
+            if let Some(mapping) = self.file.mapping(end) {
+                return frame_in_place(mapping, &self.path, at, avail);
+            }
+        }
+        read_frame(self.file.as_ref(), &self.path, at, avail)
+    }
 }
 
 /// The chunk files of a store and the end of the data readers may see.
@@ -51,6 +96,11 @@ pub(crate) struct Log {
     chunks: RwLock<Vec<Arc<Chunk>>>,
     end: AtomicU64,
     gc: RwLock<Arc<GcView>>,
+    /// Records are read in place from the chunks' mappings where the file system maps files
+    /// (`Config::mapped_reads`); off until the store's open sets it.
+    pub mapped_reads: bool,
+    /// Records read since the log was opened ([`Log::read`]), with a system call or in place.
+    records_read: AtomicU64,
 }
 
 fn chunk_name(start: u64) -> String {
@@ -146,7 +196,7 @@ impl ChunkNames {
         let mut h = [0u8; CHUNK_HEADER_LEN as usize];
         file.read_exact_at(&mut h, 0).map_err(io_err("reading", &path))?;
         let start = check_header(&h, name, uid, &path)?;
-        Ok(Some(Arc::new(Chunk { start, file, path })))
+        Ok(Some(Arc::new(Chunk::new(start, file, path))))
     }
 }
 
@@ -220,7 +270,7 @@ impl Log {
                 return Err(Error::Corrupt { file: path, offset: 0, kind: Corruption::BadMagic });
             }
             let start = check_header(&h, name, uid, &path)?;
-            chunks.push(Arc::new(Chunk { start, file, path }));
+            chunks.push(Arc::new(Chunk::new(start, file, path)));
         }
         chunks.sort_by_key(|c| c.start);
         let log = Log {
@@ -230,6 +280,8 @@ impl Log {
             chunks: RwLock::new(chunks),
             end: AtomicU64::new(0),
             gc: RwLock::new(Arc::new(GcView::default())),
+            mapped_reads: false,
+            records_read: AtomicU64::new(0),
         };
         if writable && log.chunks.read().is_empty() {
             log.new_chunk(0)?;
@@ -247,7 +299,7 @@ impl Log {
         file.write_all_at(&header_bytes(start, self.uid), 0).map_err(io_err("writing", &path))?;
         file.sync_data().map_err(io_err("syncing", &path))?;
         self.fs.sync_dir(&self.dir).map_err(io_err("syncing", &self.dir))?;
-        let chunk = Arc::new(Chunk { start, file, path });
+        let chunk = Arc::new(Chunk::new(start, file, path));
         self.chunks.write().push(chunk.clone());
         Ok(chunk)
     }
@@ -290,7 +342,7 @@ impl Log {
             }
             // The same checks as at open, so each mismatch is reported as what it is.
             let start = check_header(&h, name, self.uid, &path)?;
-            chunks.push(Arc::new(Chunk { start, file, path }));
+            chunks.push(Arc::new(Chunk::new(start, file, path)));
         }
         // Chunks taken from the lower layer come before those of `dir`, in name order; the
         // list is kept in offset order.
@@ -335,6 +387,7 @@ impl Log {
     /// Reads the record at global `offset`, frame and all. Below the GC floor the record
     /// comes from the prefix, or from the lower layer in archive mode.
     pub fn read(&self, offset: u64) -> Result<ReadFrame> {
+        self.records_read.fetch_add(1, Ordering::Relaxed);
         {
             let gc = self.gc.read();
             if offset < gc.floor {
@@ -352,7 +405,12 @@ impl Log {
         if offset < chunk.start + CHUNK_HEADER_LEN || offset >= limit {
             return Err(self.dangling(offset));
         }
-        read_frame(chunk.file.as_ref(), &chunk.path, offset - chunk.start, limit - offset)
+        chunk.read_frame(offset - chunk.start, limit - offset, self.mapped_reads)
+    }
+
+    /// How many records were read since the log was opened (each [`Log::read`], found or not).
+    pub fn records_read(&self) -> u64 {
+        self.records_read.load(Ordering::Relaxed)
     }
 
     /// The GC state readers route by.
@@ -406,7 +464,7 @@ impl Log {
                 let to = lower.join(chunk_name(c.start));
                 self.fs.rename(&c.path, &to).map_err(io_err("moving to the lower layer", &c.path))?;
                 self.fs.sync_dir(&lower).map_err(io_err("syncing", &lower))?;
-                let moved = Arc::new(Chunk { start: c.start, file: c.file.clone(), path: to });
+                let moved = Arc::new(Chunk::new(c.start, c.file.clone(), to));
                 if let Some(slot) = self.chunks.write().iter_mut().find(|x| x.start == c.start) {
                     *slot = moved;
                 }
@@ -451,29 +509,53 @@ impl Log {
 pub(crate) fn read_frame(file: &dyn File, path: &Path, at: u64, avail: u64) -> Result<ReadFrame> {
     let avail = usize::try_from(avail).unwrap_or(usize::MAX);
     let corrupt = |kind| Error::Corrupt { file: path.to_path_buf(), offset: at, kind };
-    // The buffer goes back to the thread when the frame is dropped, on an error too.
-    let mut frame = ReadFrame { kind: 0, buf: take_read_buffer(), len: 0, body: 0..0 };
+    // The buffer goes back to the thread when dropped, on an error too.
+    let mut buf = ReadBuffer::take();
     let first = FIRST_READ.min(avail);
-    if frame.buf.len() < first {
-        frame.buf.resize(first, 0);
+    if buf.0.len() < first {
+        buf.0.resize(first, 0);
     }
-    file.read_exact_at(&mut frame.buf[..first], at).map_err(io_err("reading", path))?;
+    file.read_exact_at(&mut buf.0[..first], at).map_err(io_err("reading", path))?;
     // Only the bytes read in this call are parsed: the rest of the buffer is an earlier read's.
-    let parsed = match parse_frame(&frame.buf[..first]) {
+    let parsed = match parse_frame(&buf.0[..first]) {
         Ok(f) => f,
         Err(FrameError::NeedMore(n)) if n <= avail => {
-            if frame.buf.len() < n {
-                frame.buf.resize(n, 0);
+            if buf.0.len() < n {
+                buf.0.resize(n, 0);
             }
-            file.read_exact_at(&mut frame.buf[first..n], at + first as u64).map_err(io_err("reading", path))?;
-            parse_frame(&frame.buf[..n]).map_err(|e| corrupt(e.into()))?
+            file.read_exact_at(&mut buf.0[first..n], at + first as u64).map_err(io_err("reading", path))?;
+            parse_frame(&buf.0[..n]).map_err(|e| corrupt(e.into()))?
         }
         Err(e) => return Err(corrupt(e.into())),
     };
-    frame.kind = parsed.kind;
-    frame.len = parsed.total;
-    frame.body = parsed.body_start..parsed.body_start + parsed.body_len;
-    Ok(frame)
+    Ok(ReadFrame {
+        kind: parsed.kind,
+        bytes: FrameBytes::Read(buf),
+        len: parsed.total,
+        body: parsed.body_start..parsed.body_start + parsed.body_len,
+    })
+}
+
+/// Parses the frame at position `at` of a mapped file in place, from the `avail` bytes there,
+/// which the file holds ([`Chunk::holds`]).
+#[expect(unsafe_code, reason = "lends the bytes of a mapped chunk, which only this module can vouch for")]
+fn frame_in_place(mapping: Arc<Mapping>, path: &Path, at: u64, avail: u64) -> Result<ReadFrame> {
+    let corrupt = |kind| Error::Corrupt { file: path.to_path_buf(), offset: at, kind };
+    let avail = usize::try_from(avail).unwrap_or(usize::MAX);
+    // SAFETY: the caller checked that the file holds these bytes. A log never shortens a
+    // chunk below a length a reader saw, nor rewrites bytes in it: it appends; the only cut,
+    // when a writer opens the store, drops a torn tail past the last complete commit, which
+    // no reader's end ever passes (FORMAT.md 10, I15). Garbage collection removes chunk
+    // files (the mapping keeps their data) or punches holes in them (read as zeros, length
+    // kept).
+    let bytes = unsafe { mapping.lend(at, avail) }.ok_or_else(|| corrupt(Corruption::DanglingOffset(at)))?;
+    let parsed = parse_frame(bytes.as_slice()).map_err(|e| corrupt(e.into()))?;
+    Ok(ReadFrame {
+        kind: parsed.kind,
+        bytes: FrameBytes::Mapped(bytes.prefix(parsed.total)),
+        len: parsed.total,
+        body: parsed.body_start..parsed.body_start + parsed.body_len,
+    })
 }
 
 /// Buffers kept by a thread for its next reads, at most this many (a delta record is read
@@ -487,22 +569,53 @@ thread_local! {
     static READ_BUFFERS: RefCell<Vec<Vec<u8>>> = const { RefCell::new(Vec::new()) };
 }
 
-/// A buffer for a read: one this thread read into before, or an empty one.
-fn take_read_buffer() -> Vec<u8> {
-    READ_BUFFERS.try_with(|kept| kept.borrow_mut().pop()).ok().flatten().unwrap_or_default()
+/// A buffer records are read into, which goes back to its thread when dropped, for the
+/// thread's next read: a read then neither allocates nor zeroes a buffer of its own (a zeroed
+/// 4 KiB each time, at 1,500 reads a block with 30M values, most of them decoded and dropped
+/// at once).
+#[derive(Debug)]
+struct ReadBuffer(Vec<u8>);
+
+impl ReadBuffer {
+    /// A buffer this thread read into before, or an empty one.
+    fn take() -> ReadBuffer {
+        ReadBuffer(READ_BUFFERS.try_with(|kept| kept.borrow_mut().pop()).ok().flatten().unwrap_or_default())
+    }
+}
+
+impl Drop for ReadBuffer {
+    fn drop(&mut self) {
+        let buf = std::mem::take(&mut self.0);
+        if buf.capacity() == 0 || buf.capacity() > READ_BUFFER_KEPT_BYTES {
+            return;
+        }
+        // (During the thread's exit the buffers may be gone already: this one is freed.)
+        let _ = READ_BUFFERS.try_with(|kept| {
+            let mut kept = kept.borrow_mut();
+            if kept.len() < READ_BUFFERS_KEPT {
+                kept.push(buf);
+            }
+        });
+    }
+}
+
+/// Where a read record's bytes are.
+#[derive(Debug)]
+enum FrameBytes {
+    /// Read into a buffer (which may hold more: an earlier, longer read's bytes).
+    Read(ReadBuffer),
+    /// In place in the file's mapping ([`frame_in_place`]).
+    Mapped(MappedBytes),
 }
 
 /// A record read whole: its kind, its frame bytes, and its body.
-///
-/// The bytes are in a buffer the reading thread takes back when the frame is dropped, for its
-/// next read: a read then neither allocates nor zeroes a buffer of its own (a zeroed 4 KiB
-/// each time, at 1,500 reads a block with 30M values, most of them decoded and dropped at once).
 #[derive(Debug)]
 pub(crate) struct ReadFrame {
     kind: u8,
-    buf: Vec<u8>,
-    /// The frame's length: `buf` may hold more (an earlier, longer read's bytes).
+    bytes: FrameBytes,
+    /// The frame's length.
     len: usize,
+    /// Where the body is among the frame's bytes.
     body: Range<usize>,
 }
 
@@ -514,33 +627,20 @@ impl ReadFrame {
 
     /// The frame's bytes, header and checksum included.
     pub fn raw(&self) -> &[u8] {
-        &self.buf[..self.len]
+        match &self.bytes {
+            FrameBytes::Read(buf) => &buf.0[..self.len],
+            FrameBytes::Mapped(bytes) => bytes.as_slice(),
+        }
     }
 
     /// The record's body.
     pub fn body(&self) -> &[u8] {
-        &self.buf[self.body.clone()]
+        &self.raw()[self.body.clone()]
     }
 
     /// The record's kind and body, as most readers take them.
     pub fn parts(&self) -> (u8, &[u8]) {
         (self.kind, self.body())
-    }
-}
-
-impl Drop for ReadFrame {
-    fn drop(&mut self) {
-        let buf = std::mem::take(&mut self.buf);
-        if buf.capacity() == 0 || buf.capacity() > READ_BUFFER_KEPT_BYTES {
-            return;
-        }
-        // (During the thread's exit the buffers may be gone already: this one is freed.)
-        let _ = READ_BUFFERS.try_with(|kept| {
-            let mut kept = kept.borrow_mut();
-            if kept.len() < READ_BUFFERS_KEPT {
-                kept.push(buf);
-            }
-        });
     }
 }
 
@@ -684,9 +784,11 @@ impl LogWriter {
 mod tests {
     use std::path::Path;
 
-    use super::{read_frame, FIRST_READ};
+    use std::sync::Arc;
+
+    use super::{read_frame, Chunk, FrameBytes, FIRST_READ};
     use crate::error::Error;
-    use crate::io::{FileSystem, MemFs, OpenOptions};
+    use crate::io::{FileSystem, MemFs, OpenOptions, OsFs};
     use crate::pack::record::frame;
 
     /// Reads into a buffer an earlier read left longer bytes in see only their own frame:
@@ -729,5 +831,60 @@ mod tests {
         let last = starts.len() - 1;
         let cut = read_frame(file.as_ref(), path, starts[last], end - starts[last] - 1);
         assert!(matches!(cut, Err(Error::Corrupt { .. })), "{cut:?}");
+    }
+
+    /// Records read in place from a mapped chunk are the records read with `pread`, as the
+    /// file grows past its first mapping; a read past what the file holds (a damaged pointer,
+    /// or a chunk cut after a pointer into it was taken) takes the `pread` path and fails
+    /// with an error rather than reading a mapped page past the file's end, which would kill
+    /// the process.
+    #[test]
+    fn mapped_reads_are_the_file_as_far_as_it_goes_and_errors_past_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.chunk");
+        let file = OsFs.open(&path, OpenOptions { create: true, write: true, truncate: false }).unwrap();
+        let chunk = Chunk::new(0, Arc::clone(&file), path.clone());
+        let mut bytes = Vec::new();
+        let mut starts = Vec::new();
+        // Frames appended in two rounds, the second past the first mapping (1 MiB).
+        for (round, lens) in [[5usize, 0, FIRST_READ + 3], [3 << 20, 17, 4 * 4096]].iter().enumerate() {
+            for (n, &len) in lens.iter().enumerate() {
+                starts.push(bytes.len() as u64);
+                let body: Vec<u8> = (0..len).map(|i| (i * 7 + n + round) as u8).collect();
+                frame(&mut bytes, (round * 3 + n + 1) as u8, &body);
+            }
+            file.write_all_at(&bytes, 0).unwrap();
+            let end = bytes.len() as u64;
+            for &at in &starts {
+                let mapped = chunk.read_frame(at, end - at, true).unwrap();
+                let copied = chunk.read_frame(at, end - at, false).unwrap();
+                assert!(matches!(mapped.bytes, FrameBytes::Mapped(_)), "read in place at {at}");
+                assert!(matches!(copied.bytes, FrameBytes::Read(_)), "read with pread at {at}");
+                assert_eq!((mapped.kind(), mapped.body(), mapped.raw()), (copied.kind(), copied.body(), copied.raw()));
+                assert_eq!(mapped.raw(), &bytes[at as usize..][..mapped.raw().len()]);
+            }
+        }
+        let end = bytes.len() as u64;
+        let last = *starts.last().unwrap();
+        // A pointer into the last frame's tail, with more bytes to read than the file holds.
+        let past = chunk.read_frame(end - 3, 4096, true).map(|f| f.kind());
+        assert!(matches!(past, Err(Error::Io { .. }) | Err(Error::Corrupt { .. })), "{past:?}");
+        // The file cut inside its last frame, at a page boundary, as a writer's open cuts a
+        // torn tail: a frame read with the old end fails, though the file was seen longer
+        // before (reading it in place would touch whole pages past the file's end).
+        let cut_at = (last + 4096) & !4095;
+        assert!(cut_at + 2 * 4096 < end);
+        chunk.cut(cut_at).unwrap();
+        let cut = chunk.read_frame(last, end - last, true).map(|f| f.kind());
+        assert!(matches!(cut, Err(Error::Io { .. }) | Err(Error::Corrupt { .. })), "{cut:?}");
+        let before = chunk.read_frame(starts[0], last - starts[0], true).unwrap();
+        assert!(matches!(before.bytes, FrameBytes::Mapped(_)));
+        assert_eq!(before.raw(), &bytes[..before.raw().len()]);
+        // A mapping never lends bytes past its own end.
+        let mapping = file.mapping(1).unwrap();
+        // SAFETY: nothing is read: the bytes asked for lie past the mapping.
+        #[expect(unsafe_code, reason = "asks a mapping for bytes past its end, which it must refuse")]
+        let lent = unsafe { mapping.clone().lend(mapping.len(), 1) };
+        assert!(lent.is_none());
     }
 }

@@ -156,6 +156,14 @@ impl Store {
         &self.shared.dir
     }
 
+    /// How many records this handle read from its log since it was opened: nodes and values
+    /// it did not hold in memory or in its cache, with the older versions delta records are
+    /// built on (read in place from the log's mapped files or with a system call each:
+    /// [`Config::mapped_reads`]).
+    pub fn records_read(&self) -> u64 {
+        self.shared.loader.log.records_read()
+    }
+
     /// The configuration the store was opened with.
     pub fn config(&self) -> &Config {
         &self.shared.config

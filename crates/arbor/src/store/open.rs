@@ -123,7 +123,8 @@ fn open_once(dir: &Path, config: Config) -> Result<Store> {
             control.inode, config.inode
         )));
     }
-    let log = Log::open(fs.clone(), &dir.join("pack"), control.uid, writable)?;
+    let mut log = Log::open(fs.clone(), &dir.join("pack"), control.uid, writable)?;
+    log.mapped_reads = config.mapped_reads;
     if let Some(g) = control.gc {
         let view = super::gc::load_view(fs.as_ref(), &log, g)?;
         if writable {
@@ -287,7 +288,7 @@ pub(super) fn truncate_tail(log: &Log, end: u64) -> Result<()> {
         return Err(Error::Corrupt { file: last.path.clone(), offset: len, kind: crate::error::Corruption::Truncated });
     }
     if len != keep {
-        last.file.set_len(keep).map_err(io_err("truncating", &last.path))?;
+        last.cut(keep).map_err(io_err("truncating", &last.path))?;
     }
     // What recovery kept may have reached the file without being synced (the writer died
     // between write and fsync): make it durable before anyone builds on it.

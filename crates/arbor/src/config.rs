@@ -90,7 +90,7 @@ pub struct Config {
     /// kill the process (`SIGBUS`) rather than make a read fail. The mapped pages count in
     /// the process's resident memory, as file pages the kernel may drop at any time; they are
     /// not part of [`Config::cache_bytes`]. Default on: with it, replays spent less CPU a
-    /// block, 0.2-0.4 ms of about 10 at 1M values (500 blocks), 1.9-2.5 ms of about 14 at 10M
+    /// block, 0.2-0.4 ms of about 10 at 1M values (500 blocks), 1.5-2.5 ms of about 14 at 10M
     /// and 2.3-4.8 ms of about 20 at 30M (300 blocks) (ARCHITECTURE.md, "Performance today").
     pub mapped_reads: bool,
     /// File system to use; the OS one by default, an in-memory fault-injecting one in tests.

@@ -82,9 +82,9 @@ pub struct Config {
     /// 1,168 / 1,161 / 1,107 / 936 MiB); see ARCHITECTURE.md for a longer window measured
     /// since.
     pub working_commits: u32,
-    /// Records are read in place from the log's files mapped into memory, where the file
+    /// Records are copied out of the log's files mapped into memory, where the file
     /// system maps files (the OS one does; the in-memory one of the tests does not), rather
-    /// than copied out of them with a system call each. A record is read there only where
+    /// than read with a system call each. A record is copied from there only where
     /// the file is known to hold it, and arbor never shortens a log file below what it may
     /// read; but another program that shortens a log file while the store is open would then
     /// kill the process (`SIGBUS`) rather than make a read fail. The mapped pages count in

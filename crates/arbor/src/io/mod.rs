@@ -145,8 +145,8 @@ pub trait File: Send + Sync + std::fmt::Debug {
 /// the file holds, so that bytes appended to the file later are read through the same mapping.
 ///
 /// Reading a mapped page past the end of the file raises `SIGBUS`, which kills the process:
-/// so the mapping's bytes are only lent as [`MappedBytes`], made by an `unsafe` call whose
-/// caller promises the file holds them for as long as the mapping lives.
+/// so the mapping's bytes are only copied out, by an `unsafe` call whose caller promises the
+/// file holds them ([`Mapping::copy_to`]).
 #[derive(Debug)]
 pub struct Mapping {
     map: memmap2::Mmap,
@@ -157,9 +157,9 @@ impl Mapping {
     /// places (no read-around when a page is not in memory yet, as `pread` would not).
     #[expect(unsafe_code, reason = "mapping a file is unsafe: the map's bytes change with the file")]
     fn new(file: &std::fs::File, len: usize) -> io::Result<Mapping> {
-        // SAFETY: memmap2 asks that the file not change under a slice of the map. This map is
-        // never read as a whole: its bytes are lent only through `Mapping::lend`, whose caller
-        // promises those bytes are in the file and do not change while the mapping lives.
+        // SAFETY: memmap2 asks that the file not change under a slice of the map. No slice of
+        // this map is ever made: its bytes are only copied out (`Mapping::copy_to`), within
+        // bytes its caller promises the file holds.
         let map = unsafe { memmap2::MmapOptions::new().len(len).map(file)? };
         map.advise(memmap2::Advice::Random)?;
         Ok(Mapping { map })
@@ -175,43 +175,28 @@ impl Mapping {
         self.map.len() == 0
     }
 
-    /// Bytes `offset..offset + len` of the file, to read in place; `None` when the mapping
-    /// does not reach that far.
+    /// Copies bytes `offset..offset + buf.len()` of the file into `buf`; fails with
+    /// [`io::ErrorKind::UnexpectedEof`] when the mapping does not reach that far.
+    ///
+    /// The bytes are copied out rather than read where they lie: a file may change under a
+    /// mapping (a hole punched in it reads as zeros from then on), and a copy checked after
+    /// it is taken (a record's checksum) is then what is decoded.
     ///
     /// # Safety
     ///
-    /// The file must hold those bytes (be at least `offset + len` long), and no one may
-    /// shorten it below that or write into them while the mapping lives: a read of a mapped
-    /// page past the file's end kills the process.
-    #[expect(unsafe_code, reason = "the caller vouches for bytes the mapping cannot check")]
-    pub unsafe fn lend(self: Arc<Self>, offset: u64, len: usize) -> Option<MappedBytes> {
-        let start = usize::try_from(offset).ok()?;
-        let end = start.checked_add(len).filter(|&end| end <= self.map.len())?;
-        Some(MappedBytes { mapping: self, start, end })
-    }
-}
-
-/// Bytes of a mapped file that the file holds, lent by [`Mapping::lend`].
-#[derive(Debug, Clone)]
-pub struct MappedBytes {
-    mapping: Arc<Mapping>,
-    start: usize,
-    end: usize,
-}
-
-impl MappedBytes {
-    /// The bytes.
-    #[expect(unsafe_code, reason = "reading a mapping, within bytes vouched for by `Mapping::lend`'s caller")]
-    pub fn as_slice(&self) -> &[u8] {
-        // SAFETY: `start..end` lies inside the mapping (`lend` checked it), the file holds
-        // those bytes and nothing changes them while the mapping lives (`lend`'s caller
-        // promised), so reading them cannot fault, and no one writes them under the slice.
-        unsafe { std::slice::from_raw_parts(self.mapping.map.as_ptr().add(self.start), self.end - self.start) }
-    }
-
-    /// The first `len` of these bytes (all of them if fewer).
-    pub fn prefix(mut self, len: usize) -> MappedBytes {
-        self.end = self.end.min(self.start.saturating_add(len));
-        self
+    /// The file must hold those bytes (be at least `offset + buf.len()` long) and no one may
+    /// shorten it below that while the copy is taken: a read of a mapped page past the
+    /// file's end kills the process.
+    #[expect(unsafe_code, reason = "reads a mapping, within bytes the caller vouches the file holds")]
+    pub unsafe fn copy_to(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        let eof = || io::Error::new(io::ErrorKind::UnexpectedEof, format!("end of the mapping at offset {offset}"));
+        let start = usize::try_from(offset).map_err(|_| eof())?;
+        let end = start.checked_add(buf.len()).filter(|&end| end <= self.map.len()).ok_or_else(eof)?;
+        // SAFETY: `start..end` lies inside the mapping (checked above) and the caller promises
+        // the file holds those bytes, so reading them cannot fault. No reference to the mapped
+        // bytes is made: they are copied as they are at this moment, which a checksum of the
+        // copy then judges. `buf` is this call's own and cannot overlap the mapping.
+        unsafe { std::ptr::copy_nonoverlapping(self.map.as_ptr().add(start), buf.as_mut_ptr(), end - start) };
+        Ok(())
     }
 }

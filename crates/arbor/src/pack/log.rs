@@ -17,7 +17,7 @@ use super::frames::{ChunkFrames, Next};
 use super::prefix::Prefix;
 use super::record::{parse_frame, DecodeError, FrameError};
 use crate::error::{io_err, Corruption, Error, Result};
-use crate::io::{File, FileSystem, MappedBytes, Mapping, OpenOptions};
+use crate::io::{File, FileSystem, Mapping, OpenOptions};
 
 /// Bytes of a chunk file header.
 pub(crate) const CHUNK_HEADER_LEN: u64 = 32;
@@ -40,7 +40,7 @@ pub(crate) struct Chunk {
     pub start: u64,
     pub file: Arc<dyn File>,
     pub path: PathBuf,
-    /// How long the file was when last asked (`File::len`): a record is read in place from
+    /// How long the file was when last asked (`File::len`): a record is copied out of
     /// the file's mapping only below this, because reading a mapped page past the file's end
     /// kills the process, and a pointer read from a damaged record may point anywhere.
     /// Nothing shortens a chunk below a length it had while its records may be read
@@ -71,16 +71,16 @@ impl Chunk {
         self.file.set_len(len)
     }
 
-    /// The frame at position `at` of the chunk, of which `avail` bytes may be read: in place
-    /// from the file's mapping where `mapped` and the file system maps files, else read into
-    /// a buffer.
+    /// The frame at position `at` of the chunk, of which `avail` bytes may be read, in a
+    /// buffer: copied out of the file's mapping where `mapped` and the file system maps files,
+    /// else read with a system call.
     fn read_frame(&self, at: u64, avail: u64, mapped: bool) -> Result<ReadFrame> {
         // The frame is parsed from the bytes a reader may see from `at` on, which the file
         // holds; a read of a file past what it was seen to hold asks the file's length again.
         let end = at.saturating_add(avail);
         if mapped && self.holds(end) {
             if let Some(mapping) = self.file.mapping(end) {
-                return frame_in_place(mapping, &self.path, at, avail);
+                return frame_from_mapping(&mapping, &self.path, at, avail);
             }
         }
         read_frame(self.file.as_ref(), &self.path, at, avail)
@@ -96,10 +96,10 @@ pub(crate) struct Log {
     chunks: RwLock<Vec<Arc<Chunk>>>,
     end: AtomicU64,
     gc: RwLock<Arc<GcView>>,
-    /// Records are read in place from the chunks' mappings where the file system maps files
+    /// Records are copied out of the chunks' mappings where the file system maps files
     /// (`Config::mapped_reads`); off until the store's open sets it.
     pub mapped_reads: bool,
-    /// Records read since the log was opened ([`Log::read`]), with a system call or in place.
+    /// Records read since the log was opened ([`Log::read`]), with a system call or out of a mapping.
     records_read: AtomicU64,
 }
 
@@ -507,15 +507,46 @@ impl Log {
 /// Reads the frame at position `at` of `file`, of which `avail` bytes may be read, into a
 /// buffer of this thread's (`READ_BUFFERS`).
 pub(crate) fn read_frame(file: &dyn File, path: &Path, at: u64, avail: u64) -> Result<ReadFrame> {
+    frame_into_buffer(path, at, avail, FIRST_READ, false, |buf, pos| file.read_exact_at(buf, pos))
+}
+
+/// The most bytes a frame's kind and length take: a frame is copied out of a mapping in two
+/// steps, these bytes and then the rest, so that no more than the frame is copied.
+const FRAME_HEAD: usize = 1 + arbor_core::leb128::MAX_LEN;
+
+/// Copies the frame at position `at` of a mapped file, of which `avail` bytes may be read and
+/// the file holds ([`Chunk::holds`]), into a buffer of this thread's, with no system call.
+#[expect(unsafe_code, reason = "copies out of a mapped chunk the bytes only this module can vouch for")]
+fn frame_from_mapping(mapping: &Mapping, path: &Path, at: u64, avail: u64) -> Result<ReadFrame> {
+    // SAFETY: the caller checked that the file holds the `avail` bytes from `at`, and the
+    // copies stay within them (`frame_into_buffer` asks for no more). A log never shortens a
+    // chunk below a length a reader saw: it appends, and the only cut, when a writer opens
+    // the store, drops a torn tail past the last complete commit, which no reader's end ever
+    // passes (FORMAT.md 10, I15). A hole a collection punches reads as zeros, which the
+    // frame's checksum, computed over the copy, catches, as it would in a `pread`.
+    frame_into_buffer(path, at, avail, FRAME_HEAD, true, |buf, pos| unsafe { mapping.copy_to(buf, pos) })
+}
+
+/// Reads the frame at position `at`, of which `avail` bytes may be read, into a buffer of
+/// this thread's (`READ_BUFFERS`) with `read_exact_at`: `first` bytes, then the rest of the
+/// frame if it is longer. The checksum is checked on the copy, which is what is decoded.
+fn frame_into_buffer(
+    path: &Path,
+    at: u64,
+    avail: u64,
+    first: usize,
+    mapped: bool,
+    read_exact_at: impl Fn(&mut [u8], u64) -> std::io::Result<()>,
+) -> Result<ReadFrame> {
     let avail = usize::try_from(avail).unwrap_or(usize::MAX);
     let corrupt = |kind| Error::Corrupt { file: path.to_path_buf(), offset: at, kind };
     // The buffer goes back to the thread when dropped, on an error too.
     let mut buf = ReadBuffer::take();
-    let first = FIRST_READ.min(avail);
+    let first = first.min(avail);
     if buf.0.len() < first {
         buf.0.resize(first, 0);
     }
-    file.read_exact_at(&mut buf.0[..first], at).map_err(io_err("reading", path))?;
+    read_exact_at(&mut buf.0[..first], at).map_err(io_err("reading", path))?;
     // Only the bytes read in this call are parsed: the rest of the buffer is an earlier read's.
     let parsed = match parse_frame(&buf.0[..first]) {
         Ok(f) => f,
@@ -523,38 +554,17 @@ pub(crate) fn read_frame(file: &dyn File, path: &Path, at: u64, avail: u64) -> R
             if buf.0.len() < n {
                 buf.0.resize(n, 0);
             }
-            file.read_exact_at(&mut buf.0[first..n], at + first as u64).map_err(io_err("reading", path))?;
+            read_exact_at(&mut buf.0[first..n], at + first as u64).map_err(io_err("reading", path))?;
             parse_frame(&buf.0[..n]).map_err(|e| corrupt(e.into()))?
         }
         Err(e) => return Err(corrupt(e.into())),
     };
     Ok(ReadFrame {
         kind: parsed.kind,
-        bytes: FrameBytes::Read(buf),
+        buf,
         len: parsed.total,
         body: parsed.body_start..parsed.body_start + parsed.body_len,
-    })
-}
-
-/// Parses the frame at position `at` of a mapped file in place, from the `avail` bytes there,
-/// which the file holds ([`Chunk::holds`]).
-#[expect(unsafe_code, reason = "lends the bytes of a mapped chunk, which only this module can vouch for")]
-fn frame_in_place(mapping: Arc<Mapping>, path: &Path, at: u64, avail: u64) -> Result<ReadFrame> {
-    let corrupt = |kind| Error::Corrupt { file: path.to_path_buf(), offset: at, kind };
-    let avail = usize::try_from(avail).unwrap_or(usize::MAX);
-    // SAFETY: the caller checked that the file holds these bytes. A log never shortens a
-    // chunk below a length a reader saw, nor rewrites bytes in it: it appends; the only cut,
-    // when a writer opens the store, drops a torn tail past the last complete commit, which
-    // no reader's end ever passes (FORMAT.md 10, I15). Garbage collection removes chunk
-    // files (the mapping keeps their data) or punches holes in them (read as zeros, length
-    // kept).
-    let bytes = unsafe { mapping.lend(at, avail) }.ok_or_else(|| corrupt(Corruption::DanglingOffset(at)))?;
-    let parsed = parse_frame(bytes.as_slice()).map_err(|e| corrupt(e.into()))?;
-    Ok(ReadFrame {
-        kind: parsed.kind,
-        bytes: FrameBytes::Mapped(bytes.prefix(parsed.total)),
-        len: parsed.total,
-        body: parsed.body_start..parsed.body_start + parsed.body_len,
+        mapped,
     })
 }
 
@@ -599,24 +609,19 @@ impl Drop for ReadBuffer {
     }
 }
 
-/// Where a read record's bytes are.
-#[derive(Debug)]
-enum FrameBytes {
-    /// Read into a buffer (which may hold more: an earlier, longer read's bytes).
-    Read(ReadBuffer),
-    /// In place in the file's mapping ([`frame_in_place`]).
-    Mapped(MappedBytes),
-}
-
 /// A record read whole: its kind, its frame bytes, and its body.
 #[derive(Debug)]
 pub(crate) struct ReadFrame {
     kind: u8,
-    bytes: FrameBytes,
+    /// The frame's bytes, first (the buffer may hold more: an earlier, longer read's bytes).
+    buf: ReadBuffer,
     /// The frame's length.
     len: usize,
     /// Where the body is among the frame's bytes.
     body: Range<usize>,
+    /// Whether the bytes were copied out of the file's mapping, not read with a system call.
+    #[cfg_attr(not(test), expect(dead_code, reason = "read by the tests, which check which way a frame came"))]
+    mapped: bool,
 }
 
 impl ReadFrame {
@@ -627,10 +632,7 @@ impl ReadFrame {
 
     /// The frame's bytes, header and checksum included.
     pub fn raw(&self) -> &[u8] {
-        match &self.bytes {
-            FrameBytes::Read(buf) => &buf.0[..self.len],
-            FrameBytes::Mapped(bytes) => bytes.as_slice(),
-        }
+        &self.buf.0[..self.len]
     }
 
     /// The record's body.
@@ -786,7 +788,7 @@ mod tests {
 
     use std::sync::Arc;
 
-    use super::{read_frame, Chunk, FrameBytes, FIRST_READ};
+    use super::{read_frame, Chunk, FIRST_READ};
     use crate::error::Error;
     use crate::io::{FileSystem, MemFs, OpenOptions, OsFs};
     use crate::pack::record::frame;
@@ -833,7 +835,7 @@ mod tests {
         assert!(matches!(cut, Err(Error::Corrupt { .. })), "{cut:?}");
     }
 
-    /// Records read in place from a mapped chunk are the records read with `pread`, as the
+    /// Records copied out of a mapped chunk are the records read with `pread`, as the
     /// file grows past its first mapping; a read past what the file holds (a damaged pointer,
     /// or a chunk cut after a pointer into it was taken) takes the `pread` path and fails
     /// with an error rather than reading a mapped page past the file's end, which would kill
@@ -858,8 +860,8 @@ mod tests {
             for &at in &starts {
                 let mapped = chunk.read_frame(at, end - at, true).unwrap();
                 let copied = chunk.read_frame(at, end - at, false).unwrap();
-                assert!(matches!(mapped.bytes, FrameBytes::Mapped(_)), "read in place at {at}");
-                assert!(matches!(copied.bytes, FrameBytes::Read(_)), "read with pread at {at}");
+                assert!(mapped.mapped, "copied out of the mapping at {at}");
+                assert!(!copied.mapped, "read with pread at {at}");
                 assert_eq!((mapped.kind(), mapped.body(), mapped.raw()), (copied.kind(), copied.body(), copied.raw()));
                 assert_eq!(mapped.raw(), &bytes[at as usize..][..mapped.raw().len()]);
             }
@@ -878,13 +880,14 @@ mod tests {
         let cut = chunk.read_frame(last, end - last, true).map(|f| f.kind());
         assert!(matches!(cut, Err(Error::Io { .. }) | Err(Error::Corrupt { .. })), "{cut:?}");
         let before = chunk.read_frame(starts[0], last - starts[0], true).unwrap();
-        assert!(matches!(before.bytes, FrameBytes::Mapped(_)));
+        assert!(before.mapped);
         assert_eq!(before.raw(), &bytes[..before.raw().len()]);
-        // A mapping never lends bytes past its own end.
+        // A mapping never copies bytes past its own end.
         let mapping = file.mapping(1).unwrap();
-        // SAFETY: nothing is read: the bytes asked for lie past the mapping.
+        let mut one = [0u8; 1];
+        // SAFETY: nothing is read: the byte asked for lies past the mapping.
         #[expect(unsafe_code, reason = "asks a mapping for bytes past its end, which it must refuse")]
-        let lent = unsafe { mapping.clone().lend(mapping.len(), 1) };
-        assert!(lent.is_none());
+        let copied = unsafe { mapping.copy_to(&mut one, mapping.len()) };
+        assert_eq!(copied.map_err(|e| e.kind()), Err(std::io::ErrorKind::UnexpectedEof));
     }
 }

@@ -44,7 +44,7 @@ pub struct BlockSample {
     /// Read system calls of the replaying thread during the block (`syscr`).
     pub read_syscalls: u64,
     /// Records the store read from its log during the block (`Store::records_read`): with a
-    /// system call each, or in place from the mapped log.
+    /// system call each, or copied out of the mapped log.
     pub records_read: u64,
     /// Write system calls of the process during the block (`syscw`).
     pub write_syscalls: u64,

@@ -44,7 +44,7 @@ pub struct ReplayFlags {
     /// wrote it (`Config::working_commits`; 0 keeps no working tree). Default: the store's.
     #[arg(long, value_name = "N")]
     working_commits: Option<u32>,
-    /// Read the log's records with a system call each, not in place from its files mapped
+    /// Read the log's records with a system call each, not copied out of its files mapped
     /// into memory (`Config::mapped_reads` off).
     #[arg(long)]
     no_mapped_reads: bool,

@@ -158,7 +158,7 @@ impl Store {
 
     /// How many records this handle read from its log since it was opened: nodes and values
     /// it did not hold in memory or in its cache, with the older versions delta records are
-    /// built on (read in place from the log's mapped files or with a system call each:
+    /// built on (copied out of the log's mapped files or read with a system call each:
     /// [`Config::mapped_reads`]).
     pub fn records_read(&self) -> u64 {
         self.shared.loader.log.records_read()

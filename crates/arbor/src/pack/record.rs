@@ -7,6 +7,8 @@
 //! distance back from its own offset (`back`, a LEB128 varint), which is small and never
 //! changes. See docs/FORMAT.md for every body.
 
+use std::cmp::Ordering;
+
 use arbor_core::leb128;
 use arbor_core::toolbox::{hex, Cursor, CursorError};
 
@@ -267,12 +269,35 @@ impl StepRef<'_> {
         }
     }
 
+    /// How the step compares with `other`, both spelled out, without spelling either: two
+    /// packed steps compare as their packed bytes (each byte spells two digits, in the same
+    /// order), a packed one with a plain one digit by digit.
+    pub fn cmp_spelled(self, other: StepRef<'_>) -> Ordering {
+        match (self, other) {
+            (StepRef::Plain(a), StepRef::Plain(b)) | (StepRef::Packed(a), StepRef::Packed(b)) => a.cmp(b),
+            (StepRef::Plain(a), StepRef::Packed(b)) => plain_with_packed(a, b),
+            (StepRef::Packed(a), StepRef::Plain(b)) => plain_with_packed(b, a).reverse(),
+        }
+    }
+
     /// The step, spelled out.
     pub fn to_step(self) -> Step {
         let mut step = Step::from_elem(0, self.len());
         self.write_to(&mut step);
         step
     }
+}
+
+/// How the plain step `plain` compares with the step the packed bytes `packed` spell.
+fn plain_with_packed(plain: &[u8], packed: &[u8]) -> Ordering {
+    let digits = packed.iter().flat_map(|&b| hex::byte_digits(b));
+    for (a, b) in plain.iter().zip(digits) {
+        match a.cmp(&b) {
+            Ordering::Equal => {}
+            unequal => return unequal,
+        }
+    }
+    plain.len().cmp(&(2 * packed.len()))
 }
 
 impl<'a> Reader<'a> {
@@ -526,6 +551,34 @@ mod tests {
             assert_eq!(&r.step_ref().unwrap().to_step()[..], step);
             assert!(r.is_done());
         }
+    }
+
+    /// Steps compared as a record holds them (packed or not) order as their spellings do:
+    /// delta chains are merged in that order.
+    #[test]
+    fn steps_compare_as_they_are_spelled_packed_or_not() {
+        let steps: [&[u8]; 13] =
+            [b"0", b"00", b"0000", b"000a", b"00a", b"09", b"0a", b"9", b"a0", b"ab", b"abcd", b"b", b"balance"];
+        let stored = |step: &[u8]| {
+            let mut b = Vec::new();
+            put_step(&mut b, step);
+            b
+        };
+        let spellings: Vec<(Vec<u8>, Vec<u8>)> = steps.iter().map(|s| (s.to_vec(), stored(s))).collect();
+        for (a, a_bytes) in &spellings {
+            let a_ref = Reader::new(a_bytes).step_ref().unwrap();
+            // Each step against every other, packed or plain, and against its plain self.
+            for (b, b_bytes) in &spellings {
+                let b_ref = Reader::new(b_bytes).step_ref().unwrap();
+                assert_eq!(a_ref.cmp_spelled(b_ref), a.cmp(b), "{a:?} against {b:?}");
+                assert_eq!(a_ref.cmp_spelled(StepRef::Plain(b)), a.cmp(b), "{a:?} against plain {b:?}");
+                assert_eq!(StepRef::Plain(a).cmp_spelled(b_ref), a.cmp(b), "plain {a:?} against {b:?}");
+            }
+        }
+        assert!(
+            matches!(Reader::new(&stored(b"00a0")).step_ref().unwrap(), StepRef::Packed(_)),
+            "packed ones compared"
+        );
     }
 
     #[test]

@@ -7,6 +7,8 @@ use arbor_core::{ChildKind, Hash, InodeConfig};
 use quick_cache::sync::Cache;
 use quick_cache::Weighter;
 
+mod delta;
+
 use super::weight;
 use crate::error::{Corruption, Error, Result};
 use crate::pack::log::{Log, ReadFrame};
@@ -293,86 +295,32 @@ impl Loader {
         Ok(out.finish())
     }
 
-    /// Applies the sorted changes of a delta record at `at` to its base's bindings; returns
-    /// the bindings and the changed steps. A removal of a binding the base lacks is allowed
-    /// (the writer marks a step before it knows whether the change takes).
-    fn apply_changes(&self, base: &Bindings, r: &mut Reader<'_>, at: u64) -> Result<(Bindings, Vec<Step>)> {
-        let bad = self.bad(at);
-        let n = r.len().map_err(&bad)?;
-        let mut out = Builder::new(base.len() + n, base.buffer_bytes().1 + long_steps_guess(r, n));
-        let mut steps: Vec<Step> = Vec::with_capacity(n);
-        let mut i = 0;
-        for _ in 0..n {
-            let (step, child) = r.change().map_err(&bad)?;
-            if steps.last().is_some_and(|prev| prev[..] >= step[..]) {
-                return Err(self.corrupt(at, Corruption::OutOfOrder { what: "changes", index: steps.len() }));
-            }
-            // The base's bindings before the change's step are kept; one it names is replaced
-            // or removed (the changes are sorted, so the step goes at `i` or after it).
-            let (to, named) = match base.search(&step) {
-                Ok(j) => (j, true),
-                Err(j) => (j, false),
-            };
-            for (s, c) in base.iter().skip(i).take(to.saturating_sub(i)) {
-                out.push(s, c.clone())?;
-            }
-            i = to.max(i) + usize::from(named);
-            if let Some(c) = child {
-                out.push(&step, self.child_ptr(c, at)?)?;
-            }
-            steps.push(step);
-        }
-        for (s, c) in base.iter().skip(i) {
-            out.push(s, c.clone())?;
-        }
-        Ok((out.finish(), steps))
-    }
-
-    /// The record at `base` that the delta at `at` is a version of: a directory (FLAT_DIR)
-    /// or an inode (INODE_VALUES or INODE_TREE at `depth`), in full or, when `chained` allows
-    /// it, as a delta of a full record (FORMAT.md 5.8: a chain is at most two deltas long).
-    ///
-    /// Taken from the cache when there, but not put there when read: a base is an older
-    /// version of a node, and the only version a tree reaches is the delta being decoded,
-    /// which the cache holds instead. Cached bases took 170 MiB of a 300-block replay at 30M
-    /// values (most nodes of its large directories are deltas) and were never read again.
-    fn base_object(&self, base: u64, at: u64, full_kind: u8, depth: u32, chained: bool) -> Result<Object> {
-        let fits = |p: Option<&Persisted>| p.is_some_and(|p| p.level == 0 || (chained && p.level == 1));
-        match self.cache.get(&base) {
-            Some(Cached { object: Object::Dir(d), .. }) if full_kind == kind::FLAT_DIR && fits(d.disk.get()) => {
-                if matches!(d.body, DirBody::Flat(_)) {
-                    return Ok(Object::Dir(d));
-                }
-            }
-            Some(Cached { object: Object::Inode(i), .. })
-                if full_kind != kind::FLAT_DIR && fits(i.disk.get()) && i.depth == depth =>
-            {
-                return Ok(Object::Inode(i));
-            }
-            _ => {}
+    /// The Tree inode at `base` (at `depth`) that the INODE_TREE_DELTA at `at` is a version
+    /// of: a full record or, when `chained` allows it, a level-1 delta of one (FORMAT.md 5.8:
+    /// a chain is at most two deltas long). Taken from the cache when there, not put there
+    /// when read ([`Loader::decoded_base`] says why).
+    fn tree_base(&self, base: u64, at: u64, depth: u32, chained: bool) -> Result<Arc<Inode>> {
+        if let Some(Object::Inode(i)) = self.decoded_base(base, kind::INODE_TREE, depth, chained) {
+            return Ok(i);
         }
         let frame = self.read(base)?;
         let (k, body) = frame.parts();
-        if k != full_kind && !(chained && k == kind::delta_of(full_kind)) {
-            return Err(self.corrupt(at, Corruption::DeltaBase { base }));
-        }
-        // A delta base whose own base is not a full record makes the chain from `at` too
-        // long: reported at `at`, whose chain it is (the base may be sound on its own).
-        let too_long = |e: Error| match e {
-            Error::Corrupt { offset, kind: Corruption::DeltaBase { .. }, .. } if offset == base => {
-                self.corrupt(at, Corruption::DeltaBase { base })
+        let inode = match k {
+            kind::INODE_TREE => self.tree_inode(body, base, depth, None)?,
+            kind::INODE_TREE_DELTA if chained => {
+                // A level-1 delta whose own base is not a full record makes the chain from
+                // `at` too long: reported at `at`, whose chain it is (the base may be sound
+                // on its own).
+                self.tree_inode_delta(body, base, depth, None, false).map_err(|e| match e {
+                    Error::Corrupt { offset, kind: Corruption::DeltaBase { .. }, .. } if offset == base => {
+                        self.delta_base(at, base)
+                    }
+                    e => e,
+                })?
             }
-            e => e,
+            _ => return Err(self.delta_base(at, base)),
         };
-        if full_kind == kind::FLAT_DIR {
-            let d = match k {
-                kind::FLAT_DIR => self.flat_dir(body, base, None)?,
-                _ => self.flat_dir_delta(body, base, None, false).map_err(too_long)?,
-            };
-            Ok(Object::Dir(Arc::new(d)))
-        } else {
-            Ok(Object::Inode(Arc::new(self.inode_record(k, body, base, None, depth, false).map_err(too_long)?)))
-        }
+        Ok(Arc::new(inode))
     }
 
     /// Reads the depth an inode record at `at` starts with and checks it is `depth`, where its
@@ -433,9 +381,7 @@ impl Loader {
         if entries < 64 && changed >> entries != 0 {
             return Err(bad(invalid("inode changed-slot bitmap", changed)));
         }
-        let Object::Inode(base_node) = self.base_object(base, at, kind::INODE_TREE, depth, chained)? else {
-            return Err(self.corrupt(at, Corruption::DeltaBase { base }));
-        };
+        let base_node = self.tree_base(base, at, depth, chained)?;
         let InodeBody::Tree(base_slots) = &base_node.body else {
             return Err(self.corrupt(at, Corruption::DeltaBase { base }));
         };
@@ -540,18 +486,7 @@ impl Loader {
         let mut r = Reader::new(body);
         let base = self.target(offset, r.leb().map_err(&bad)?)?;
         let count = r.leb().map_err(&bad)?;
-        let Object::Dir(base_dir) = self.base_object(base, offset, kind::FLAT_DIR, 0, chained)? else {
-            return Err(self.corrupt(offset, Corruption::DeltaBase { base }));
-        };
-        let DirBody::Flat(base_entries) = &base_dir.body else {
-            return Err(self.corrupt(offset, Corruption::DeltaBase { base }));
-        };
-        let (e, steps) = self.apply_changes(base_entries, &mut r, offset)?;
-        r.finish().map_err(&bad)?;
-        if e.len() as u64 != count {
-            return Err(self.corrupt(offset, Corruption::CountMismatch { recorded: count, actual: e.len() as u64 }));
-        }
-        let (at, lineage) = self.delta_at(offset, based(&base_dir.disk, &base_dir.lineage), steps, 0);
+        let (e, at, lineage) = self.delta_bindings(r, offset, base, count, kind::FLAT_DIR, 0, chained)?;
         Ok(Dir::loaded(DirBody::Flat(e), hash, at, lineage))
     }
 
@@ -606,27 +541,14 @@ impl Loader {
                 let mut r = Reader::new(body);
                 self.inode_depth(&mut r, offset, depth)?;
                 let (e, at, lineage) = if k == kind::INODE_VALUES {
-                    (self.entries(&mut r, offset)?, self.persisted(offset), Lineage::default())
+                    let e = self.entries(&mut r, offset)?;
+                    r.finish().map_err(&bad)?;
+                    (e, self.persisted(offset), Lineage::default())
                 } else {
                     let base = self.target(offset, r.leb().map_err(&bad)?)?;
                     let count = r.leb().map_err(&bad)?;
-                    let Object::Inode(base_node) =
-                        self.base_object(base, offset, kind::INODE_VALUES, depth, chained)?
-                    else {
-                        return Err(self.corrupt(offset, Corruption::DeltaBase { base }));
-                    };
-                    let InodeBody::Values(base_entries) = &base_node.body else {
-                        return Err(self.corrupt(offset, Corruption::DeltaBase { base }));
-                    };
-                    let (e, steps) = self.apply_changes(base_entries, &mut r, offset)?;
-                    if e.len() as u64 != count {
-                        let kind = Corruption::CountMismatch { recorded: count, actual: e.len() as u64 };
-                        return Err(self.corrupt(offset, kind));
-                    }
-                    let (at, lineage) = self.delta_at(offset, based(&base_node.disk, &base_node.lineage), steps, 0);
-                    (e, at, lineage)
+                    self.delta_bindings(r, offset, base, count, kind::INODE_VALUES, depth, chained)?
                 };
-                r.finish().map_err(&bad)?;
                 if e.is_empty() || e.len() > self.inode.entries as usize {
                     return Err(bad(invalid("binding count of a values inode", e.len() as u64)));
                 }

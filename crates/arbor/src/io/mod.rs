@@ -132,9 +132,9 @@ pub trait File: Send + Sync + std::fmt::Debug {
         Err(io::Error::from(io::ErrorKind::Unsupported))
     }
 
-    /// The file mapped into memory for reading without a system call ([`Mapping`]), over at least its
-    /// first `covering` bytes, or `None` where the file system does not map files or the map
-    /// failed (the file is then read with [`File::read_at`]).
+    /// The file mapped into memory for reading without a system call ([`Mapping`]), over at
+    /// least its first `covering` bytes, or `None` where the file system does not map files or
+    /// the map failed (the file is then read with [`File::read_at`]).
     fn mapping(&self, covering: u64) -> Option<Arc<Mapping>> {
         let _ = covering;
         None

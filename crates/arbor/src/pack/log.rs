@@ -99,7 +99,8 @@ pub(crate) struct Log {
     /// Records are copied out of the chunks' mappings where the file system maps files
     /// (`Config::mapped_reads`); off until the store's open sets it.
     pub mapped_reads: bool,
-    /// Records read since the log was opened ([`Log::read`]), with a system call or out of a mapping.
+    /// Records read since the log was opened ([`Log::read`]), with a system call or out of a
+    /// mapping.
     records_read: AtomicU64,
 }
 

@@ -290,14 +290,7 @@ impl StepRef<'_> {
 
 /// How the plain step `plain` compares with the step the packed bytes `packed` spell.
 fn plain_with_packed(plain: &[u8], packed: &[u8]) -> Ordering {
-    let digits = packed.iter().flat_map(|&b| hex::byte_digits(b));
-    for (a, b) in plain.iter().zip(digits) {
-        match a.cmp(&b) {
-            Ordering::Equal => {}
-            unequal => return unequal,
-        }
-    }
-    plain.len().cmp(&(2 * packed.len()))
+    plain.iter().copied().cmp(packed.iter().flat_map(|&b| hex::byte_digits(b)))
 }
 
 impl<'a> Reader<'a> {

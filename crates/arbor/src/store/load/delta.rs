@@ -59,6 +59,24 @@ impl<'a> Stream<'a> {
             Stream::Merged(merged) => merged.next(loader),
         }
     }
+
+    /// The most bindings the stream may yield: what its records can hold.
+    fn bound(&self) -> usize {
+        match self {
+            Stream::Full(full) => full.left,
+            Stream::Decoded(list, i) => list.len() - i,
+            Stream::Merged(merged) => merged.base.bound() + merged.left,
+        }
+    }
+
+    /// About how many bytes the long steps the stream yields take ([`long_steps_guess`]).
+    fn long_bytes_guess(&self) -> usize {
+        match self {
+            Stream::Full(full) => long_steps_guess(&full.r, full.left),
+            Stream::Decoded(list, _) => list.buffer_bytes().1,
+            Stream::Merged(merged) => merged.base.long_bytes_guess() + long_steps_guess(&merged.changes, merged.left),
+        }
+    }
 }
 
 /// The entries of a full record at `at` (FLAT_DIR or INODE_VALUES), checked to be in order.
@@ -197,21 +215,17 @@ impl Loader {
         let base_frame: ReadFrame;
         let full_object;
         let full_frame: ReadFrame;
-        // The base's bindings as a stream, the most bindings it may have, and where it is.
-        let (stream, base_len, place) = match self.decoded_base(base, full_kind, depth, chained) {
+        // The base's bindings as a stream, and where the record they are decoded from is.
+        let (stream, place) = match self.decoded_base(base, full_kind, depth, chained) {
             Some(object) => {
                 base_object = object;
-                let (list, disk, lineage) = decoded_bindings(&base_object).ok_or_else(|| self.delta_base(at, base))?;
-                let (p, l) = based(disk, lineage);
-                (Stream::Decoded(list, 0), list.len(), Place { at: *p, lineage: l.clone() })
+                decoded_stream(&base_object).ok_or_else(|| self.delta_base(at, base))?
             }
             None => {
                 base_frame = self.read(base)?;
                 let (k, body) = base_frame.parts();
                 if k == full_kind {
-                    let full = self.full_stream(body, base, full_kind, depth)?;
-                    let len = full.left;
-                    (Stream::Full(full), len, Place { at: self.persisted(base), lineage: Lineage::default() })
+                    self.full_stream(body, base, full_kind, depth)?
                 } else if chained && k == kind::delta_of(full_kind) {
                     // A level-1 delta: its own base must be a full record.
                     let mut r1 = Reader::new(body);
@@ -221,13 +235,10 @@ impl Loader {
                     let full = self.target(base, r1.leb().map_err(self.bad(base))?)?;
                     let count1 = r1.leb().map_err(self.bad(base))?;
                     let changes1 = r1.len().map_err(self.bad(base))?;
-                    let (inner, inner_len, full_place) = match self.decoded_base(full, full_kind, depth, false) {
+                    let (inner, full_place) = match self.decoded_base(full, full_kind, depth, false) {
                         Some(object) => {
                             full_object = object;
-                            let (list, disk, lineage) =
-                                decoded_bindings(&full_object).ok_or_else(|| self.delta_base(at, base))?;
-                            let (p, l) = based(disk, lineage);
-                            (Stream::Decoded(list, 0), list.len(), Place { at: *p, lineage: l.clone() })
+                            decoded_stream(&full_object).ok_or_else(|| self.delta_base(at, base))?
                         }
                         None => {
                             full_frame = self.read(full)?;
@@ -235,31 +246,20 @@ impl Loader {
                             if k != full_kind {
                                 return Err(self.delta_base(at, base));
                             }
-                            let stream = self.full_stream(body, full, full_kind, depth)?;
-                            let len = stream.left;
-                            (Stream::Full(stream), len, Place { at: self.persisted(full), lineage: Lineage::default() })
+                            self.full_stream(body, full, full_kind, depth)?
                         }
                     };
-                    let merged = Merged::new(inner, r1, base, changes1, count1);
-                    // The level-1 delta's place, known once its steps are: filled in below.
-                    (Stream::Merged(Box::new(merged)), inner_len + changes1, full_place)
+                    // The level-1 delta's own place is known once its steps are: below.
+                    (Stream::Merged(Box::new(Merged::new(inner, r1, base, changes1, count1))), full_place)
                 } else {
                     return Err(self.delta_base(at, base));
                 }
             }
         };
-        let guess = match &stream {
-            Stream::Decoded(list, _) => list.buffer_bytes().1,
-            Stream::Full(full) => long_steps_guess(&full.r, full.left),
-            Stream::Merged(m) => match &m.base {
-                Stream::Decoded(list, _) => list.buffer_bytes().1,
-                Stream::Full(full) => long_steps_guess(&full.r, full.left),
-                Stream::Merged(_) => 0,
-            },
-        } + long_steps_guess(&r, changes);
+        let guess = stream.long_bytes_guess() + long_steps_guess(&r, changes);
         // The recorded count is checked once merged; the room made for it is what the
         // records can hold.
-        let room = usize::try_from(count).unwrap_or(usize::MAX).min(base_len + changes);
+        let room = usize::try_from(count).unwrap_or(usize::MAX).min(stream.bound() + changes);
         let mut out = Builder::new(room, guess);
         let mut merged = Merged::new(stream, r, at, changes, count);
         while let Some(b) = merged.next(self)? {
@@ -288,8 +288,8 @@ impl Loader {
     }
 
     /// The stream of a full record's entries (`body`, at `at`), after its depth when it is
-    /// an inode's (checked to be `depth`).
-    fn full_stream<'a>(&self, body: &'a [u8], at: u64, full_kind: u8, depth: u32) -> Result<Full<'a>> {
+    /// an inode's (checked to be `depth`), and where the record is.
+    fn full_stream<'a>(&self, body: &'a [u8], at: u64, full_kind: u8, depth: u32) -> Result<(Stream<'a>, Place)> {
         let mut r = Reader::new(body);
         if full_kind != kind::FLAT_DIR {
             self.inode_depth(&mut r, at, depth)?;
@@ -298,7 +298,8 @@ impl Loader {
         if full_kind != kind::FLAT_DIR && (left == 0 || left > self.inode.entries as usize) {
             return Err(self.bad(at)(invalid("binding count of a values inode", left as u64)));
         }
-        Ok(Full { r, at, left, index: 0, last: None })
+        let full = Full { r, at, left, index: 0, last: None };
+        Ok((Stream::Full(full), Place { at: self.persisted(at), lineage: Lineage::default() }))
     }
 
     /// The base at `offset` as decoded already, if the cache has it and it may be a base:
@@ -332,18 +333,20 @@ impl Loader {
     }
 }
 
-/// The bindings of a decoded base, where it is and its lineage; None when it holds no
+/// The bindings of a decoded base as a stream, and where it is; None when it holds no
 /// bindings (a large directory, a Tree inode).
-fn decoded_bindings(object: &Object) -> Option<(&Bindings, &std::sync::OnceLock<Persisted>, &Lineage)> {
-    match object {
+fn decoded_stream(object: &Object) -> Option<(Stream<'_>, Place)> {
+    let (list, disk, lineage) = match object {
         Object::Dir(d) => match &d.body {
-            DirBody::Flat(list) => Some((list, &d.disk, &d.lineage)),
-            DirBody::Large(_) => None,
+            DirBody::Flat(list) => (list, &d.disk, &d.lineage),
+            DirBody::Large(_) => return None,
         },
         Object::Inode(i) => match &i.body {
-            InodeBody::Values(list) => Some((list, &i.disk, &i.lineage)),
-            InodeBody::Tree(_) => None,
+            InodeBody::Values(list) => (list, &i.disk, &i.lineage),
+            InodeBody::Tree(_) => return None,
         },
-        Object::Value(_) => None,
-    }
+        Object::Value(_) => return None,
+    };
+    let (at, lineage) = based(disk, lineage);
+    Some((Stream::Decoded(list, 0), Place { at: *at, lineage: lineage.clone() }))
 }

@@ -12,6 +12,7 @@
 //! node instead of changing it in place: a tree forgets its memo before every change.
 
 use super::node::Ptr;
+use super::trail::Trails;
 
 /// The directory at a path of a tree, and that path.
 #[derive(Debug, Default)]
@@ -22,6 +23,9 @@ pub(super) struct Memo {
     ends: Vec<usize>,
     /// The directory at the path (a `Ptr::Dir`); None: nothing remembered.
     dir: Option<Ptr>,
+    /// The ways the tree's last writes went (kept when the directory is forgotten); boxed
+    /// and made on the first write, as most trees (a listing's, a lookup's) are only read.
+    pub trails: Option<Box<Trails>>,
 }
 
 impl Memo {

@@ -11,6 +11,7 @@ mod node;
 mod ops;
 mod order;
 mod parts;
+mod trail;
 mod walk;
 
 use std::sync::{Arc, OnceLock};
@@ -21,13 +22,14 @@ pub(crate) use bindings::{Bindings, Builder};
 pub(crate) use evict::{evict, let_go, Share};
 #[cfg(test)]
 pub(crate) use linked::Linked;
-use mutate::Outcome;
+use mutate::{Outcome, Reached};
 pub(crate) use node::{
     hashing_alone, warm, Dir, DirBody, DiskPtr, Evicted, Held, IPtr, Inode, InodeBody, Lineage, Persisted, Ptr,
     Reading, Source, Value,
 };
 pub(crate) use ops::Ctx;
 pub(crate) use parts::{hash_units, Parts};
+use trail::Trails;
 pub use walk::{Depth, Order};
 
 use crate::error::{Error, Result};
@@ -293,17 +295,41 @@ impl Tree {
             return Ok(());
         }
         debug_assert!(height <= MAX_PATH_STEPS, "the callers check the height");
+        let memo = self.memo.get_mut();
         // The memo's reference to a node would make the change copy that node.
-        self.memo.get_mut().forget();
+        memo.forget();
         // Raised before the change, so that it bounds whatever a change that fails part-way
         // leaves.
         self.height = self.height.max(height as u32);
-        let mut parent = None;
-        if self.ctx.set_mut(&mut self.root, path, new, &mut parent)? == Outcome::Emptied {
+        let trails = Trails::made(&mut memo.trails);
+        let mut reached = Reached { parent: None, turns: std::mem::take(&mut trails.spare) };
+        reached.turns.clear();
+        // The trail to the directory holding the last step (the root's needs none).
+        let key = (path.len() >= 2).then(|| trail::path_key(&path[..path.len() - 1]));
+        // A value put into a directory a recent write changed already goes straight there.
+        let along = match (&new, key.and_then(|k| trails.to(k))) {
+            (Some(value @ (Ptr::Value(_) | Ptr::Small(_))), Some(turns)) => {
+                self.ctx.set_along(&mut self.root, turns, path, value.clone(), &mut reached)?
+            }
+            _ => None,
+        };
+        #[cfg(test)]
+        {
+            trails.followed += usize::from(along.is_some());
+        }
+        let outcome = match along {
+            Some(outcome) => outcome,
+            None => self.ctx.set_mut(&mut self.root, path, new, &mut reached)?,
+        };
+        if outcome == Outcome::Emptied {
             self.root = Ptr::dir(Arc::new(Dir::empty()));
-        } else if let (Some(dir), 2..) = (parent, path.len()) {
+        } else if let (Some(dir), Some(key)) = (reached.parent, key) {
+            if along.is_none() {
+                trails.keep(key, &reached.turns);
+            }
+            trails.spare = reached.turns;
             // A transaction's next read is most often of the same account.
-            self.memo.get_mut().remember(&path[..path.len() - 1], dir);
+            memo.remember(&path[..path.len() - 1], dir);
         }
         Ok(())
     }

@@ -9,7 +9,16 @@ use super::bindings::Bindings;
 use super::node::{Dir, DirBody, IPtr, Inode, InodeBody, Lineage, Persisted, Ptr};
 use super::ops::Ctx;
 use super::order::{may_be_first_change, same_child};
+use super::trail::Turn;
 use crate::error::Result;
+
+/// Where a change went: the directory holding its path's last step once changed (and still
+/// holding bindings), and the turns taken to that directory from the node changed.
+#[derive(Debug, Default)]
+pub(crate) struct Reached {
+    pub parent: Option<Ptr>,
+    pub turns: Vec<Turn>,
+}
 
 /// What a change did to the node it was applied to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,14 +53,14 @@ impl Ctx {
 
     /// Sets (or, with None, removes) the subtree at `path` below `node`. Directories left
     /// empty are removed, as in Tezos; contents in the way of a directory are replaced.
-    /// `parent` is set to the directory holding the path's last step once it is changed
-    /// (and still holds bindings).
+    /// `reached` gets the directory holding the path's last step once it is changed (and
+    /// still holds bindings), and the turns taken to it.
     pub fn set_mut<S: AsRef<[u8]>>(
         &self,
         node: &mut Ptr,
         path: &[S],
         new: Option<Ptr>,
-        parent: &mut Option<Ptr>,
+        reached: &mut Reached,
     ) -> Result<Outcome> {
         let Some((first, rest)) = path.split_first() else {
             return Ok(match new {
@@ -85,7 +94,7 @@ impl Ctx {
         let mut fresh = true;
         let outcome = match &mut dir.body {
             DirBody::Flat(entries) => {
-                let o = self.set_in_entries(entries, &mut dir.lineage, step, rest, new, &mut fresh, parent)?;
+                let o = self.set_in_entries(entries, &mut dir.lineage, step, rest, new, &mut fresh, reached)?;
                 if entries.len() > self.cfg.stable_hash as usize {
                     let all = std::mem::take(entries);
                     dir.body = DirBody::Large(Arc::new(self.build_inode(0, all.into_entries())));
@@ -95,7 +104,7 @@ impl Ctx {
             }
             DirBody::Large(root) => {
                 let r = self.own(root, Inode::persisted);
-                let o = self.set_in_inode(r, step, rest, new, &mut fresh, parent)?;
+                let o = self.set_in_inode(r, step, rest, new, &mut fresh, reached)?;
                 if r.count <= u64::from(self.cfg.stable_hash) {
                     dir.body = DirBody::Flat(self.sorted_bindings(r)?);
                     // No flat record of this directory is a base for the next write.
@@ -114,7 +123,7 @@ impl Ctx {
             _ => Outcome::Changed,
         };
         if rest.is_empty() && outcome == Outcome::Changed {
-            *parent = Some(node.clone());
+            reached.parent = Some(node.clone());
         }
         Ok(outcome)
     }
@@ -141,7 +150,7 @@ impl Ctx {
         rest: &[S],
         new: Option<Ptr>,
         fresh: &mut bool,
-        parent: &mut Option<Ptr>,
+        reached: &mut Reached,
     ) -> Result<Outcome> {
         match entries.search(step) {
             Ok(i) => {
@@ -152,7 +161,10 @@ impl Ctx {
                     lineage.mark_step(step);
                 }
                 *fresh = may_be_first_change(entries.child(i));
-                let o = self.set_mut(entries.child_mut(i), rest, new, parent)?;
+                if !rest.is_empty() {
+                    reached.turns.push(Turn::Binding(i as u32));
+                }
+                let o = self.set_mut(entries.child_mut(i), rest, new, reached)?;
                 if o == Outcome::Emptied {
                     entries.remove(i);
                     return Ok(Outcome::Changed);
@@ -162,8 +174,11 @@ impl Ctx {
             Err(_) if new.is_none() => Ok(Outcome::Unchanged),
             Err(i) => {
                 lineage.mark_step(step);
+                if !rest.is_empty() {
+                    reached.turns.push(Turn::Binding(i as u32));
+                }
                 let mut child = Ptr::dir(Arc::new(Dir::empty()));
-                match self.set_mut(&mut child, rest, new, parent)? {
+                match self.set_mut(&mut child, rest, new, reached)? {
                     Outcome::Changed => {
                         entries.insert(i, step, child)?;
                         Ok(Outcome::Changed)
@@ -183,13 +198,13 @@ impl Ctx {
         rest: &[S],
         new: Option<Ptr>,
         fresh: &mut bool,
-        parent: &mut Option<Ptr>,
+        reached: &mut Reached,
     ) -> Result<Outcome> {
         node.reset();
         let depth = node.depth;
         match &mut node.body {
             InodeBody::Values(entries) => {
-                let o = self.set_in_entries(entries, &mut node.lineage, step, rest, new, fresh, parent)?;
+                let o = self.set_in_entries(entries, &mut node.lineage, step, rest, new, fresh, reached)?;
                 node.count = entries.len() as u64;
                 if entries.len() > self.cfg.entries as usize {
                     let all = std::mem::take(entries);
@@ -215,9 +230,12 @@ impl Ctx {
                     },
                 };
                 node.lineage.mark_slot(i);
+                if !rest.is_empty() {
+                    reached.turns.push(Turn::Slot(i as u8));
+                }
                 let before = child.count;
                 let c = self.own(&mut child, Inode::persisted);
-                let o = match self.set_in_inode(c, step, rest, new, fresh, parent) {
+                let o = match self.set_in_inode(c, step, rest, new, fresh, reached) {
                     Ok(o) => o,
                     Err(e) => {
                         slots[i] = if before == 0 { IPtr::Empty } else { IPtr::mem(child) };

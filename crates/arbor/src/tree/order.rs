@@ -128,6 +128,15 @@ pub(super) fn may_be_first_change(child: &Ptr) -> bool {
     }
 }
 
+/// Whether a change below `dir` leaves its order's bookkeeping as it is: `dir` has changed
+/// since it was written or read, that change is noted (so a change below it is not
+/// `may_be_first_change`, and its parent notes nothing more), and it was not listed since
+/// (`Dir::start_updates` would drop its updates).
+pub(super) fn changes_already_noted(dir: &Dir) -> bool {
+    dir.persisted().is_none()
+        && dir.updates.as_ref().is_none_or(|u| !u.changed.is_empty() && !u.listed.load(Ordering::Relaxed))
+}
+
 /// Whether binding `new` where `old` is changes nothing, as Irmin judges it before noting an
 /// update: the same node, equal contents, or subtrees whose known hashes are equal.
 pub(super) fn same_child(old: &Ptr, new: &Ptr) -> bool {

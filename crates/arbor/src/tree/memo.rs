@@ -24,8 +24,10 @@ pub(super) struct Memo {
     /// The directory at the path (a `Ptr::Dir`); None: nothing remembered.
     dir: Option<Ptr>,
     /// The ways the tree's last writes went (kept when the directory is forgotten); boxed
-    /// and made on the first write, as most trees (a listing's, a lookup's) are only read.
+    /// and made on the tree's second change ([`Memo::trails`]).
     pub trails: Option<Box<Trails>>,
+    /// Whether the tree changed already.
+    changed: bool,
 }
 
 impl Memo {
@@ -68,6 +70,20 @@ impl Memo {
                 from = end;
                 same
             })
+    }
+
+    /// The tree's trails, for a change about to be made: None for its first change, as most
+    /// trees changed once are changed only once (the copy a persistent `add` makes and
+    /// changes, then left for the next copy); the trails are made for the second.
+    pub fn trails(&mut self) -> Option<&mut Trails> {
+        if self.trails.is_none() {
+            if !self.changed {
+                self.changed = true;
+                return None;
+            }
+            self.trails = Some(Box::default());
+        }
+        self.trails.as_deref_mut()
     }
 
     /// Forgets the directory (the tree is about to change).

@@ -29,7 +29,6 @@ pub(crate) use node::{
 };
 pub(crate) use ops::Ctx;
 pub(crate) use parts::{hash_units, Parts};
-use trail::Trails;
 pub use walk::{Depth, Order};
 
 use crate::error::{Error, Result};
@@ -301,21 +300,22 @@ impl Tree {
         // Raised before the change, so that it bounds whatever a change that fails part-way
         // leaves.
         self.height = self.height.max(height as u32);
-        let trails = Trails::made(&mut memo.trails);
-        let mut reached = Reached { parent: None, turns: std::mem::take(&mut trails.spare) };
+        let mut trails = memo.trails();
+        let mut reached =
+            Reached { parent: None, turns: trails.as_mut().map(|t| std::mem::take(&mut t.spare)).unwrap_or_default() };
         reached.turns.clear();
         // The trail to the directory holding the last step (the root's needs none).
-        let key = (path.len() >= 2).then(|| trail::path_key(&path[..path.len() - 1]));
+        let key = (trails.is_some() && path.len() >= 2).then(|| trail::path_key(&path[..path.len() - 1]));
         // A value put into a directory a recent write changed already goes straight there.
-        let along = match (&new, key.and_then(|k| trails.to(k))) {
+        let along = match (&new, key.and_then(|k| trails.as_ref()?.to(k))) {
             (Some(value @ (Ptr::Value(_) | Ptr::Small(_))), Some(turns)) => {
                 self.ctx.set_along(&mut self.root, turns, path, value.clone(), &mut reached)?
             }
             _ => None,
         };
         #[cfg(test)]
-        {
-            trails.followed += usize::from(along.is_some());
+        if let Some(t) = trails.as_mut() {
+            t.followed += usize::from(along.is_some());
         }
         let outcome = match along {
             Some(outcome) => outcome,
@@ -324,10 +324,12 @@ impl Tree {
         if outcome == Outcome::Emptied {
             self.root = Ptr::dir(Arc::new(Dir::empty()));
         } else if let (Some(dir), Some(key)) = (reached.parent, key) {
-            if along.is_none() {
-                trails.keep(key, &reached.turns);
+            if let Some(t) = trails {
+                if along.is_none() {
+                    t.keep(key, &reached.turns);
+                }
+                t.spare = reached.turns;
             }
-            trails.spare = reached.turns;
             // A transaction's next read is most often of the same account.
             memo.remember(&path[..path.len() - 1], dir);
         }

@@ -73,11 +73,6 @@ pub(crate) fn path_key<S: AsRef<[u8]>>(path: &[S]) -> u64 {
 }
 
 impl Trails {
-    /// The trails of `trails`, made when there are none yet.
-    pub fn made(trails: &mut Option<Box<Trails>>) -> &mut Trails {
-        trails.get_or_insert_with(Box::default)
-    }
-
     /// The turns kept under `key`, the way a recent write went to the directory at a path
     /// of that hash.
     pub fn to(&self, key: u64) -> Option<&[Turn]> {
@@ -97,11 +92,10 @@ impl Trails {
         kept.extend_from_slice(turns);
     }
 
-    /// Writes walk from the root from now on (tests compare both ways).
+    /// Trails that are never followed: writes walk from the root (tests compare both ways).
     #[cfg(test)]
-    pub fn turn_off(&mut self) {
-        self.off = true;
-        self.kept.clear();
+    pub fn off() -> Trails {
+        Trails { off: true, ..Trails::default() }
     }
 }
 
@@ -261,7 +255,7 @@ mod tests {
         let checkout = |stores: &[Store], h: &Hash| -> [Tree; 2] {
             let along = stores[0].checkout(h).unwrap();
             let mut walking = stores[1].checkout(h).unwrap();
-            Trails::made(&mut walking.memo.get_mut().trails).turn_off();
+            walking.memo.get_mut().trails = Some(Box::new(Trails::off()));
             [along, walking]
         };
         let mut trees = checkout(&stores, &commits[0]);

@@ -301,8 +301,12 @@ impl Tree {
         // leaves.
         self.height = self.height.max(height as u32);
         let mut trails = memo.trails();
-        let mut reached =
-            Reached { parent: None, turns: trails.as_mut().map(|t| std::mem::take(&mut t.spare)).unwrap_or_default() };
+        // (A tree's first change notes no turns: it keeps none.)
+        let mut reached = Reached {
+            parent: None,
+            turns: trails.as_mut().map(|t| std::mem::take(&mut t.spare)).unwrap_or_default(),
+            noting: trails.is_some(),
+        };
         reached.turns.clear();
         // The trail to the directory holding the last step (the root's needs none).
         let key = (trails.is_some() && path.len() >= 2).then(|| trail::path_key(&path[..path.len() - 1]));

@@ -13,11 +13,22 @@ use super::trail::Turn;
 use crate::error::Result;
 
 /// Where a change went: the directory holding its path's last step once changed (and still
-/// holding bindings), and the turns taken to that directory from the node changed.
+/// holding bindings), and, when `noting`, the turns taken to that directory from the node
+/// changed.
 #[derive(Debug, Default)]
 pub(crate) struct Reached {
     pub parent: Option<Ptr>,
     pub turns: Vec<Turn>,
+    pub noting: bool,
+}
+
+impl Reached {
+    /// Notes a turn taken on the way to the directory (when noting).
+    fn turn(&mut self, turn: Turn) {
+        if self.noting {
+            self.turns.push(turn);
+        }
+    }
 }
 
 /// What a change did to the node it was applied to.
@@ -162,7 +173,7 @@ impl Ctx {
                 }
                 *fresh = may_be_first_change(entries.child(i));
                 if !rest.is_empty() {
-                    reached.turns.push(Turn::Binding(i as u32));
+                    reached.turn(Turn::Binding(i as u32));
                 }
                 let o = self.set_mut(entries.child_mut(i), rest, new, reached)?;
                 if o == Outcome::Emptied {
@@ -175,7 +186,7 @@ impl Ctx {
             Err(i) => {
                 lineage.mark_step(step);
                 if !rest.is_empty() {
-                    reached.turns.push(Turn::Binding(i as u32));
+                    reached.turn(Turn::Binding(i as u32));
                 }
                 let mut child = Ptr::dir(Arc::new(Dir::empty()));
                 match self.set_mut(&mut child, rest, new, reached)? {
@@ -231,7 +242,7 @@ impl Ctx {
                 };
                 node.lineage.mark_slot(i);
                 if !rest.is_empty() {
-                    reached.turns.push(Turn::Slot(i as u8));
+                    reached.turn(Turn::Slot(i as u8));
                 }
                 let before = child.count;
                 let c = self.own(&mut child, Inode::persisted);

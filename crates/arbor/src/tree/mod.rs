@@ -302,12 +302,7 @@ impl Tree {
         self.height = self.height.max(height as u32);
         let mut trails = memo.trails();
         // (A tree's first change notes no turns: it keeps none.)
-        let mut reached = Reached {
-            parent: None,
-            turns: trails.as_mut().map(|t| std::mem::take(&mut t.spare)).unwrap_or_default(),
-            noting: trails.is_some(),
-        };
-        reached.turns.clear();
+        let mut reached = trails.as_mut().map_or_else(Reached::default, |t| t.reached());
         // The trail to the directory holding the last step (the root's needs none).
         let key = (trails.is_some() && path.len() >= 2).then(|| trail::path_key(&path[..path.len() - 1]));
         // A value put into a directory a recent write changed already goes straight there.
@@ -327,8 +322,8 @@ impl Tree {
         };
         if outcome == Outcome::Emptied {
             self.root = Ptr::dir(Arc::new(Dir::empty()));
-        } else if let (Some(dir), Some(key)) = (reached.parent, key) {
-            if let Some(t) = trails {
+        } else if let (Some(dir), 2..) = (reached.parent, path.len()) {
+            if let (Some(t), Some(key)) = (trails, key) {
                 if along.is_none() {
                     t.keep(key, &reached.turns);
                 }

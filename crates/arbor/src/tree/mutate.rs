@@ -23,9 +23,10 @@ pub(crate) struct Reached {
 }
 
 impl Reached {
-    /// Notes a turn taken on the way to the directory (when noting).
-    fn turn(&mut self, turn: Turn) {
-        if self.noting {
+    /// Notes `turn`, taken with the steps `rest` still to go (when noting): only the turns
+    /// above the directory holding the last step, whose own bindings a write changes.
+    fn turn<S>(&mut self, rest: &[S], turn: Turn) {
+        if self.noting && !rest.is_empty() {
             self.turns.push(turn);
         }
     }
@@ -172,9 +173,7 @@ impl Ctx {
                     lineage.mark_step(step);
                 }
                 *fresh = may_be_first_change(entries.child(i));
-                if !rest.is_empty() {
-                    reached.turn(Turn::Binding(i as u32));
-                }
+                reached.turn(rest, Turn::Binding(i as u32));
                 let o = self.set_mut(entries.child_mut(i), rest, new, reached)?;
                 if o == Outcome::Emptied {
                     entries.remove(i);
@@ -185,9 +184,7 @@ impl Ctx {
             Err(_) if new.is_none() => Ok(Outcome::Unchanged),
             Err(i) => {
                 lineage.mark_step(step);
-                if !rest.is_empty() {
-                    reached.turn(Turn::Binding(i as u32));
-                }
+                reached.turn(rest, Turn::Binding(i as u32));
                 let mut child = Ptr::dir(Arc::new(Dir::empty()));
                 match self.set_mut(&mut child, rest, new, reached)? {
                     Outcome::Changed => {
@@ -241,9 +238,7 @@ impl Ctx {
                     },
                 };
                 node.lineage.mark_slot(i);
-                if !rest.is_empty() {
-                    reached.turn(Turn::Slot(i as u8));
-                }
+                reached.turn(rest, Turn::Slot(i as u8));
                 let before = child.count;
                 let c = self.own(&mut child, Inode::persisted);
                 let o = match self.set_in_inode(c, step, rest, new, fresh, reached) {

@@ -55,7 +55,7 @@ pub(crate) struct Trails {
     kept: FxHashMap<u64, Turns>,
     /// Whether writes follow trails (tests turn it off to compare with walks).
     off: bool,
-    /// A list to note a write's turns in, kept between writes.
+    /// A list to note a write's turns in, kept between writes ([`Trails::reached`]).
     pub spare: Vec<Turn>,
     /// Writes that went along a trail (tests check that some did).
     #[cfg(test)]
@@ -78,6 +78,13 @@ impl Trails {
     /// of that hash.
     pub fn to(&self, key: u64) -> Option<&[Turn]> {
         self.kept.get(&key).map(|t| t.as_slice())
+    }
+
+    /// Where a change about to be made goes, its turns noted in the list kept from the last.
+    pub fn reached(&mut self) -> Reached {
+        let mut turns = std::mem::take(&mut self.spare);
+        turns.clear();
+        Reached { parent: None, turns, noting: true }
     }
 
     /// Keeps `turns`, the way a write just took to the directory at a path hashed to `key`.

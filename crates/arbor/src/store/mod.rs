@@ -7,6 +7,7 @@ mod check;
 mod commit_options;
 mod crash;
 mod gc;
+mod helper;
 mod index;
 mod load;
 mod open;
@@ -95,9 +96,9 @@ impl Committing<'_> {
 /// tree: keeping all it wrote in memory would not be bounded by anything.
 const WORKING_MAX_RECORDS: u64 = 100_000;
 
-/// Room the commit's hash input buffers (`Writer::hash_batches`) keep from one commit to the
-/// next: a block's largest rank of changed nodes in one part takes well under this; a bulk
-/// load's (tens of MiB) is given back.
+/// Room the commit's hash input buffers (`Writer::hash_batch`, and the hashing helper's) keep
+/// from one commit to the next: a block's largest rank of changed nodes in one part takes well
+/// under this; a bulk load's (tens of MiB) is given back.
 const HASH_BATCH_KEPT: usize = 1 << 20;
 
 /// Everything a store's handles and trees share.
@@ -385,42 +386,30 @@ impl Store {
         crash_point(CrashPoint::CommitBeforeObjects);
         let started = Instant::now();
         w.seq = w.seq.wrapping_add(1);
-        // The changed tree is hashed in parts (`tree::Parts`) by a helper thread and this
-        // one, while this thread writes each part once it is hashed, then the rest, children
-        // first. A tree with fewer than two parts is hashed first, from the root down, its top
-        // in parallel (`prehash`), then written.
-        let parts = crate::tree::Parts::of(&tree.root);
-        let [mine, helpers] = &mut w.hash_batches;
+        // The changed tree is hashed in parts (`tree::Parts`) by the writer's hashing helper
+        // and this thread, while this thread writes each part once it is hashed, then the
+        // rest, children first. A tree with fewer than two parts is hashed first, from the root
+        // down, its top in parallel (`prehash`), then written.
+        let parts = Arc::new(crate::tree::Parts::of(&tree.root));
+        let helping = if parts.len() >= 2 { helper::HashHelper::help(&mut w.hash_helper, &parts) } else { None };
         let mut p = sh.persister(&mut w.log, w.seq);
-        let (written, hashed) = std::thread::scope(|scope| {
-            let helper = (parts.len() >= 2).then(|| {
-                scope.spawn(|| {
-                    parts.help(helpers);
-                    Instant::now()
-                })
+        let (written, hashed) = if parts.len() >= 2 {
+            let written = crate::tree::hashing_alone(|| {
+                parts.write_each(&mut w.hash_batch, |part| p.inode_offset(part).map(drop))?;
+                p.root(tree)
             });
-            match helper {
-                Some(helper) => {
-                    let written = crate::tree::hashing_alone(|| {
-                        parts.write_each(mine, |part| p.inode_offset(part).map(drop))?;
-                        p.root(tree)
-                    });
-                    // Every part is hashed by the time the root is written.
-                    (written, helper.join().unwrap_or_else(|_| Instant::now()))
-                }
-                None => {
-                    tree.hash();
-                    let hashed = Instant::now();
-                    (p.root(tree), hashed)
-                }
-            }
-        });
+            // Every part is hashed by the time the root is written; the helper may still hold
+            // them (waited for on an error too).
+            (written, helping.map_or_else(Instant::now, helper::Helping::wait))
+        } else {
+            tree.hash();
+            let hashed = Instant::now();
+            (p.root(tree), hashed)
+        };
         // The parts hold the changed slots of the large directories: gone before the
         // eviction below, which changes only what nothing else holds.
         drop(parts);
-        for batch in &mut w.hash_batches {
-            batch.shrink_to(HASH_BATCH_KEPT);
-        }
+        w.hash_batch.shrink_to(HASH_BATCH_KEPT);
         let root = written?;
         let tree_hash = tree.hash();
         p.note(root);

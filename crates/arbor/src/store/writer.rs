@@ -35,9 +35,12 @@ pub(super) struct Writer {
     /// The index entry of the commit that sync makes durable, appended once it has: an
     /// index entry is recovery's proof that its commit was durable (`open::check_not_bit_rot`).
     pending_entry: Option<(Hash, u64)>,
-    /// The buffers the commit's two hashing threads gather node inputs in (`tree::Parts`),
-    /// kept from commit to commit: the helper is a new thread each time.
-    pub hash_batches: [HashBatch; 2],
+    /// The buffer the committing thread gathers node inputs in when it hashes parts of the
+    /// tree (`tree::Parts::write_each`), kept from commit to commit.
+    pub hash_batch: HashBatch,
+    /// The thread that hashes parts of each commit's tree beside the committing one, started
+    /// with the first commit that has parts to share.
+    pub hash_helper: Option<super::helper::HashHelper>,
     /// The thread that writes and syncs beside the committing one, started with the first
     /// sync it runs.
     sync_worker: Option<SyncWorker>,
@@ -111,7 +114,8 @@ impl Writer {
             pending: None,
             waited: Duration::ZERO,
             pending_entry: None,
-            hash_batches: [HashBatch::new(), HashBatch::new()],
+            hash_batch: HashBatch::new(),
+            hash_helper: None,
             sync_worker: None,
         }
     }

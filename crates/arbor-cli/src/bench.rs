@@ -48,6 +48,10 @@ pub struct ReplayFlags {
     /// into memory (`Config::mapped_reads` off).
     #[arg(long)]
     no_mapped_reads: bool,
+    /// Do not fault in the cache budget's memory before the first block: the heap then grows
+    /// a page at a time inside the blocks, with transparent huge pages off.
+    #[arg(long)]
+    no_reserve: bool,
     /// An earlier run's JSON report (`--json`) to compare with: its series are drawn on every
     /// chart of the HTML report, and the ratios of the key figures are printed and reported.
     #[arg(long, value_name = "OLD.json")]
@@ -274,6 +278,7 @@ fn run_replay(
     if let Some(n) = flags.working_commits {
         config = config.with_working_commits(n);
     }
+    let reserved = if flags.no_reserve { 0 } else { crate::reserve_memory(flags.cache_size) };
     let store = Store::open_with(store_dir, config)?;
     let bar = progress_bar(total, flags.quiet);
     bar.set_message("loading the initial state");
@@ -302,8 +307,15 @@ fn run_replay(
         report.summary.load_seconds = l.seconds;
         report.summary.load_separate = true;
     }
+    report.config.insert("reserved_bytes".into(), reserved.to_string());
     writeln!(out, "{}", report.summary)?;
     writeln!(out, "machine         {}", report.environment.describe())?;
+    writeln!(
+        out,
+        "memory          {} MiB of the cache budget faulted in before the first block{}",
+        reserved >> 20,
+        if flags.no_reserve { " (--no-reserve)" } else { "" }
+    )?;
     if let Some(base) = &baseline {
         writeln!(
             out,

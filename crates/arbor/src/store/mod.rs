@@ -391,9 +391,9 @@ impl Store {
         // rest, children first. A tree with fewer than two parts is hashed first, from the root
         // down, its top in parallel (`prehash`), then written.
         let parts = Arc::new(crate::tree::Parts::of(&tree.root));
-        let helping = if parts.len() >= 2 { helper::HashHelper::help(&mut w.hash_helper, &parts) } else { None };
         let mut p = sh.persister(&mut w.log, w.seq);
         let (written, hashed) = if parts.len() >= 2 {
+            let helping = helper::HashHelper::help(&mut w.hash_helper, &parts);
             let written = crate::tree::hashing_alone(|| {
                 parts.write_each(&mut w.hash_batch, |part| p.inode_offset(part).map(drop))?;
                 p.root(tree)

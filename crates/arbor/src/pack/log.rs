@@ -9,6 +9,7 @@ use std::collections::BTreeSet;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc;
 use std::sync::Arc;
 
 use parking_lot::RwLock;
@@ -674,6 +675,63 @@ pub(crate) struct LogWriter {
     pub scratch: Vec<u8>,
     /// A buffer back from a thread that wrote it ([`LogWriter::give_back`]), to fill next.
     spare: Vec<u8>,
+    /// How far the chunk's file holds bytes (zeros past the records) once the preparation
+    /// last asked for is done ([`Prepare`]); chunk-relative, 0 when none was asked for.
+    prepared: u64,
+    /// The outcome of the preparation under way on another thread, sent once its zeros are
+    /// written and synced: nothing else may write the chunk before.
+    preparing: Option<mpsc::Receiver<std::io::Result<()>>>,
+}
+
+/// Zeros written past the last record of the chunk being appended to, ahead of the records
+/// that will overwrite them, and synced (FORMAT.md 3.1).
+///
+/// An append that extends a file makes its `fdatasync` commit the file's new size and
+/// blocks to the file system's journal as well as write the data, and it copies into page
+/// cache pages allocated for it; overwriting bytes the file already holds, synced, does
+/// neither. A 330 KiB `pwrite` and `fdatasync` took 0.53 ms appending and 0.29 ms overwriting
+/// on this project's machine; at 30M values, where a block's records land in pages the page
+/// cache allocates for them, the sync after a commit's eviction fell from 1.3-1.4 ms to 0.1.
+/// The thread that writes and syncs commits prepares after a commit's sync, while the next
+/// block runs, so that neither the zeros nor their sync are in a commit's time.
+#[derive(Debug)]
+pub(crate) struct Prepare {
+    chunk: Arc<Chunk>,
+    /// Chunk-relative: the end of the records when asked for, and the end to reach.
+    from: u64,
+    upto: u64,
+    /// Where the outcome goes, ending the writer's wait ([`LogWriter::wait_prepared`]).
+    done: mpsc::SyncSender<std::io::Result<()>>,
+}
+
+/// The most zeros one write of a preparation takes.
+const PREPARE_PIECE: usize = 1 << 20;
+
+impl Prepare {
+    /// Writes zeros from where the file ends (or the records end, if further) up to the end
+    /// asked for, then syncs them: the file then holds those bytes, and later records only
+    /// overwrite them. The outcome goes to the writer, whose next change reports a failure
+    /// as any failed write of its own.
+    pub fn run(self) {
+        let outcome = self.write_zeros();
+        // The writer gone, nobody is left to tell.
+        let _ = self.done.send(outcome);
+    }
+
+    fn write_zeros(&self) -> std::io::Result<()> {
+        let file = &self.chunk.file;
+        let mut at = file.len()?.max(self.from);
+        if at >= self.upto {
+            return Ok(());
+        }
+        let zeros = vec![0u8; PREPARE_PIECE.min((self.upto - at) as usize)];
+        while at < self.upto {
+            let n = zeros.len().min((self.upto - at) as usize);
+            file.write_all_at(&zeros[..n], at)?;
+            at += n as u64;
+        }
+        file.sync_data()
+    }
 }
 
 /// Records handed over by [`LogWriter::hand_over`], not written yet.
@@ -685,6 +743,11 @@ pub(crate) struct Unwritten {
 }
 
 impl Unwritten {
+    /// How many bytes of records are to be written.
+    pub fn byte_count(&self) -> u64 {
+        self.bytes.len() as u64
+    }
+
     /// Writes the records where they go; returns their buffer, for `LogWriter::give_back`.
     pub fn write(self) -> std::io::Result<Vec<u8>> {
         self.chunk.file.write_all_at(&self.bytes, self.at)?;
@@ -699,7 +762,16 @@ impl LogWriter {
     /// A writer appending at `pos` in the last chunk.
     pub fn new(log: &Log, pos: u64) -> LogWriter {
         let chunk = log.chunks().last().cloned().expect("a writable log has a chunk");
-        LogWriter { chunk, pos, buf: Vec::new(), buf_start: pos, scratch: Vec::new(), spare: Vec::new() }
+        LogWriter {
+            chunk,
+            pos,
+            buf: Vec::new(),
+            buf_start: pos,
+            scratch: Vec::new(),
+            spare: Vec::new(),
+            prepared: 0,
+            preparing: None,
+        }
     }
 
     /// Global offset the next record will get.
@@ -733,6 +805,7 @@ impl LogWriter {
         if self.buf.is_empty() {
             return Ok(());
         }
+        self.wait_prepared()?;
         let at = self.buf_start - self.chunk.start;
         self.chunk.file.write_all_at(&self.buf, at).map_err(io_err("appending to", &self.chunk.path))?;
         self.buf_start += self.buf.len() as u64;
@@ -756,6 +829,37 @@ impl LogWriter {
         Unwritten { chunk: self.chunk.clone(), at, bytes }
     }
 
+    /// After [`LogWriter::hand_over`] of the commit that wrote `written` bytes: zeros to
+    /// write past its records once they are synced ([`Prepare`]), if fewer than that many
+    /// are there already: up to twice that many (64 KiB to 512 KiB), never past `chunk_bytes`
+    /// from the chunk's start (where the writer moves to a new chunk, so that only the last
+    /// chunk may end in zeros). None when nothing is to be prepared.
+    pub fn prepare(&mut self, written: u64, chunk_bytes: u64) -> Option<Prepare> {
+        let from = self.buf_start - self.chunk.start;
+        let ahead = written.clamp(64 << 10, 512 << 10);
+        if self.prepared >= from + ahead {
+            return None;
+        }
+        let upto = (from + 2 * ahead).min(chunk_bytes);
+        if upto <= from {
+            return None;
+        }
+        let (done, preparing) = mpsc::sync_channel(1);
+        self.preparing = Some(preparing);
+        self.prepared = upto;
+        Some(Prepare { chunk: self.chunk.clone(), from, upto, done })
+    }
+
+    /// Waits for the preparation under way, if any, to be done; its failure is this call's.
+    /// (A preparation dropped unrun, after its commit's sync failed, has nothing to report:
+    /// that sync's failure is reported.)
+    pub fn wait_prepared(&mut self) -> Result<()> {
+        match self.preparing.take().map(|p| p.recv()) {
+            Some(Ok(Err(e))) => Err(io_err("writing zeros past the records of", &self.chunk.path)(e)),
+            _ => Ok(()),
+        }
+    }
+
     /// Takes back the buffer of records handed over and written, to fill it again.
     pub fn give_back(&mut self, mut bytes: Vec<u8>) {
         bytes.clear();
@@ -775,10 +879,12 @@ impl LogWriter {
         }
         // Under a relaxed policy the old chunk may hold unsynced commits; later syncs only
         // reach the new chunk, so this is the old one's last chance.
+        self.wait_prepared()?;
         self.sync()?;
         self.chunk = log.new_chunk(self.pos)?;
         self.pos += CHUNK_HEADER_LEN;
         self.buf_start = self.pos;
+        self.prepared = 0;
         Ok(())
     }
 }

@@ -382,7 +382,8 @@ impl Store {
         let sh = &self.shared;
         let tree = committing.tree();
         let waited = std::mem::take(&mut w.waited);
-        w.log.maybe_roll(&sh.loader.log, sh.config.chunk_bytes)?;
+        let chunk_bytes = sh.config.chunk_bytes;
+        w.log.maybe_roll(&sh.loader.log, chunk_bytes)?;
         crash_point(CrashPoint::CommitBeforeObjects);
         let started = Instant::now();
         w.seq = w.seq.wrapping_add(1);
@@ -447,7 +448,7 @@ impl Store {
         let seq = w.seq;
         let synced = match sh.config.durability {
             durability @ (Durability::EveryCommit | Durability::Pipelined) if evict_now => {
-                w.write_and_sync_beside(durability, || self.evict_working(&mut root, seq))?
+                w.write_and_sync_beside(durability, chunk_bytes, || self.evict_working(&mut root, seq))?
             }
             durability => {
                 w.log.flush()?;

@@ -17,6 +17,9 @@ pub(crate) struct Scan {
     /// Where the scan met a record that is cut short or damaged, and what was wrong: a torn
     /// tail (or bit rot, which `open` tells apart with the commit index).
     pub stopped: Option<(u64, Corruption)>,
+    /// Where the zeros the writer prepares past its records begin, when the last chunk's
+    /// file ends in them (FORMAT.md 3.1): the end of its records, not damage.
+    pub zeros_from: Option<u64>,
 }
 
 /// Scans every record from `start` to the end of the chunk files, stopping at the first
@@ -83,6 +86,10 @@ pub(crate) fn scan(log: &Log, start: u64, detect_rot: bool) -> Result<Scan> {
         };
         if let Some(kind) = failure {
             let pos = frames.pos();
+            if i + 1 == chunks.len() && zeros_to_end(chunk, pos, chunk_end)? {
+                out.zeros_from = Some(pos);
+                break;
+            }
             if detect_rot {
                 // A later chunk with records proves this one was complete and synced when the
                 // writer moved on (it syncs before rolling): the damage is not a torn tail.
@@ -102,6 +109,25 @@ pub(crate) fn scan(log: &Log, start: u64, detect_rot: bool) -> Result<Scan> {
         pos = chunk_end;
     }
     Ok(out)
+}
+
+/// Whether the chunk's file holds only zero bytes from global offset `pos` to `chunk_end`:
+/// the zeros the writer prepares past its records (FORMAT.md 3.1). A record never starts
+/// with a zero byte (no record kind is 0), so a torn or damaged record is never taken for
+/// them; zeros with anything after them are damage as before.
+fn zeros_to_end(chunk: &crate::pack::log::Chunk, pos: u64, chunk_end: u64) -> Result<bool> {
+    const PIECE: u64 = 64 << 10;
+    let mut buf = vec![0u8; PIECE.min(chunk_end.saturating_sub(pos)) as usize];
+    let mut at = pos;
+    while at < chunk_end {
+        let n = PIECE.min(chunk_end - at) as usize;
+        chunk.file.read_exact_at(&mut buf[..n], at - chunk.start).map_err(io_err("reading", &chunk.path))?;
+        if buf[..n].iter().any(|&b| b != 0) {
+            return Ok(false);
+        }
+        at += n as u64;
+    }
+    Ok(true)
 }
 
 /// Largest stretch searched past a damaged record for evidence of bit rot.

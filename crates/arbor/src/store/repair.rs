@@ -107,6 +107,8 @@ pub(super) fn repair(dir: &Path, config: &Config, apply: bool) -> Result<RepairR
     let last = chunks.last().expect("non-empty");
     let log_end = last.start + last.file.len().map_err(io_err("reading the length of", &last.path))?;
     let found = scan(&log, start, false)?;
+    // Zeros the writer prepared past its records are not a commit that never completed.
+    let log_end = found.zeros_from.unwrap_or(log_end);
     let valid_end = found.valid_end;
     let damage = match &found.stopped {
         Some((at, kind)) => Some((file_of(&log, *at), *at, kind.to_string())),

@@ -14,7 +14,7 @@ use super::CrashPoint;
 use super::Shared;
 use crate::config::Durability;
 use crate::error::{io_err, Error, Result};
-use crate::pack::log::{Chunk, LogWriter, Unwritten};
+use crate::pack::log::{Chunk, LogWriter, Prepare, Unwritten};
 use arbor_core::{Hash, HashBatch};
 
 /// State only the writer touches.
@@ -60,6 +60,8 @@ struct SyncJob {
     /// The records to write first, and where to send their buffer once written.
     unwritten: Option<(Unwritten, mpsc::SyncSender<std::io::Result<Vec<u8>>>)>,
     done: mpsc::SyncSender<std::io::Result<()>>,
+    /// Zeros to write past the records once they are synced, after `done` is sent.
+    prepare: Option<Prepare>,
 }
 
 impl SyncWorker {
@@ -87,7 +89,14 @@ impl SyncJob {
                 return;
             }
         }
-        let _ = self.done.send(self.file.sync_data());
+        let synced = self.file.sync_data();
+        let failed = synced.is_err();
+        let _ = self.done.send(synced);
+        // After the answer: the commit does not wait for this; the next job runs after it,
+        // and the writer's next change waits for it (`Writer::settle`).
+        if let Some(prepare) = self.prepare.filter(|_| !failed) {
+            prepare.run();
+        }
     }
 }
 
@@ -142,7 +151,7 @@ impl Writer {
             Durability::Interval(_) => self.unsynced = true,
             Durability::Pipelined => {
                 debug_assert!(self.pending.is_none(), "the writer was taken without settling");
-                self.pending = Some(PendingSync::start(&mut self.sync_worker, self.log.chunk(), None)?);
+                self.pending = Some(PendingSync::start(&mut self.sync_worker, self.log.chunk(), (None, None))?);
                 self.unsynced = true;
             }
         }
@@ -160,14 +169,18 @@ impl Writer {
     /// of the tezos-mainnet replay) came before the eviction `beside` and the sync; on the
     /// second core it overlaps the eviction. Nothing reads the records before this returns:
     /// readers see the log up to the end the commit publishes after it.
-    pub fn write_and_sync_beside(&mut self, durability: Durability, beside: impl FnOnce()) -> Result<Duration> {
+    pub fn write_and_sync_beside(
+        &mut self,
+        durability: Durability,
+        chunk_bytes: u64,
+        beside: impl FnOnce(),
+    ) -> Result<Duration> {
         debug_assert!(matches!(durability, Durability::EveryCommit | Durability::Pipelined));
         self.settle()?;
-        let pending = self.pending.insert(PendingSync::start(
-            &mut self.sync_worker,
-            self.log.chunk(),
-            Some(self.log.hand_over()),
-        )?);
+        let unwritten = self.log.hand_over();
+        let prepare = self.log.prepare(unwritten.byte_count(), chunk_bytes);
+        let job = (Some(unwritten), prepare);
+        let pending = self.pending.insert(PendingSync::start(&mut self.sync_worker, self.log.chunk(), job)?);
         beside();
         let started = Instant::now();
         let buffer = pending.wait_written()?;
@@ -192,6 +205,17 @@ impl Writer {
         Ok(())
     }
 
+    /// Waits for a background sync to finish, then for the zeros the sync thread prepares
+    /// after it (`LogWriter::prepare`): what the writer's next change must wait for (its
+    /// records go where the zeros go). A failure of either is this call's.
+    fn settle_all(&mut self) -> Result<()> {
+        self.settle()?;
+        let started = Instant::now();
+        let prepared = self.log.wait_prepared();
+        self.waited += started.elapsed();
+        prepared
+    }
+
     /// Waits for a background sync to finish; its failure is this call's.
     fn settle(&mut self) -> Result<()> {
         let Some(pending) = self.pending.take() else { return Ok(()) };
@@ -210,11 +234,15 @@ impl Writer {
 
 impl PendingSync {
     /// Hands the writer's sync thread (started if need be) a job: write `unwritten` (if any),
-    /// then sync `chunk`.
-    fn start(worker: &mut Option<SyncWorker>, chunk: Arc<Chunk>, unwritten: Option<Unwritten>) -> Result<PendingSync> {
+    /// then sync `chunk`, then (after answering) write the zeros of `prepare`, if any.
+    fn start(
+        worker: &mut Option<SyncWorker>,
+        chunk: Arc<Chunk>,
+        (unwritten, prepare): (Option<Unwritten>, Option<Prepare>),
+    ) -> Result<PendingSync> {
         let (done_tx, done) = mpsc::sync_channel(1);
         let (written_tx, written) = unwritten.as_ref().map(|_| mpsc::sync_channel(1)).unzip();
-        let job = SyncJob { file: chunk.file.clone(), unwritten: unwritten.zip(written_tx), done: done_tx };
+        let job = SyncJob { file: chunk.file.clone(), unwritten: unwritten.zip(written_tx), done: done_tx, prepare };
         let sent = match worker {
             Some(w) => w.jobs.send(job),
             None => {
@@ -251,7 +279,8 @@ impl PendingSync {
 
 impl Shared {
     /// The writer, locked, for a change to the store: refused on a read-only handle and on a
-    /// poisoned store, and with the previous commit's background sync finished, so nothing is
+    /// poisoned store, and with the previous commit's background sync (and the zeros prepared
+    /// after it) finished, so nothing is
     /// ever written after a commit before that commit is durable (the promise recovery reads
     /// in `COMMIT_SYNCED_ALONE`). A failed background sync poisons the store: a commit was
     /// acknowledged that may not be durable.
@@ -261,7 +290,7 @@ impl Shared {
         if self.poisoned.load(Ordering::Acquire) {
             return Err(Error::Poisoned);
         }
-        if let Err(e) = w.settle() {
+        if let Err(e) = w.settle_all() {
             self.poisoned.store(true, Ordering::Release);
             return Err(e);
         }

@@ -684,14 +684,15 @@ pub(crate) struct LogWriter {
 }
 
 /// Zeros written past the last record of the chunk being appended to, ahead of the records
-/// that will overwrite them, and synced (FORMAT.md 3.1).
+/// that will overwrite them, and synced (FORMAT.md 3.2).
 ///
 /// An append that extends a file makes its `fdatasync` commit the file's new size and
 /// blocks to the file system's journal as well as write the data, and it copies into page
 /// cache pages allocated for it; overwriting bytes the file already holds, synced, does
 /// neither. A 330 KiB `pwrite` and `fdatasync` took 0.53 ms appending and 0.29 ms overwriting
-/// on this project's machine; at 30M values, where a block's records land in pages the page
-/// cache allocates for them, the sync after a commit's eviction fell from 1.3-1.4 ms to 0.1.
+/// on this project's machine; at 30M values, where a block's records landed in pages the
+/// page cache allocated for them, the wait for the sync after a commit's eviction fell from
+/// 1.1-1.3 ms to 0.14-0.26.
 /// The thread that writes and syncs commits prepares after a commit's sync, while the next
 /// block runs, so that neither the zeros nor their sync are in a commit's time.
 #[derive(Debug)]

@@ -18,7 +18,7 @@ pub(crate) struct Scan {
     /// tail (or bit rot, which `open` tells apart with the commit index).
     pub stopped: Option<(u64, Corruption)>,
     /// Where the zeros the writer prepares past its records begin, when the last chunk's
-    /// file ends in them (FORMAT.md 3.1): the end of its records, not damage.
+    /// file ends in them (FORMAT.md 3.2): the end of its records, not damage.
     pub zeros_from: Option<u64>,
 }
 
@@ -112,7 +112,7 @@ pub(crate) fn scan(log: &Log, start: u64, detect_rot: bool) -> Result<Scan> {
 }
 
 /// Whether the chunk's file holds only zero bytes from global offset `pos` to `chunk_end`:
-/// the zeros the writer prepares past its records (FORMAT.md 3.1). A record never starts
+/// the zeros the writer prepares past its records (FORMAT.md 3.2). A record never starts
 /// with a zero byte (no record kind is 0), so a torn or damaged record is never taken for
 /// them; zeros with anything after them are damage as before.
 fn zeros_to_end(chunk: &crate::pack::log::Chunk, pos: u64, chunk_end: u64) -> Result<bool> {

@@ -93,7 +93,7 @@ impl SyncJob {
         let failed = synced.is_err();
         let _ = self.done.send(synced);
         // After the answer: the commit does not wait for this; the next job runs after it,
-        // and the writer's next change waits for it (`Writer::settle`).
+        // and the writer's next change waits for it (`Writer::settle_all`).
         if let Some(prepare) = self.prepare.filter(|_| !failed) {
             prepare.run();
         }

@@ -149,3 +149,22 @@ fn anything_but_zeros_after_them_is_damage() {
     assert_eq!(at, end);
     assert_eq!(report.log_end, len, "the log's bytes run to the file's end");
 }
+
+/// A store dropped right after a commit, with its zeros still to be prepared, and opened again
+/// at once: the dropped writer waits for its zeros (they would otherwise land on the next
+/// writer's records), and every commit of every round reads back.
+#[test]
+fn a_store_reopened_at_once_keeps_every_commit() {
+    let fs = MemFs::new();
+    let config = mem_config(&fs);
+    let mut commits: Vec<Hash> = Vec::new();
+    for _ in 0..20 {
+        let store = Store::open_with("/s", config.clone()).unwrap();
+        commits.extend(commit_blocks(&store, commits.last().copied(), 1));
+    }
+    let store = Store::open_with("/s", config).unwrap();
+    for h in &commits {
+        store.checkout(h).unwrap();
+    }
+    assert_eq!(store.last_commit(), commits.last().copied());
+}

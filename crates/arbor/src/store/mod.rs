@@ -708,7 +708,12 @@ impl Drop for Shared {
         // nothing durable, so they are ignored; the next open recovers from the log either way.
         let mut guard = self.writer.lock();
         if let Some(w) = guard.as_mut() {
-            if !self.poisoned.load(Ordering::Acquire) && (w.unsynced || w.commits_since_control > 0) {
+            // Nothing of this writer's may write the log once it is gone: a writer opened next
+            // (in this process, once the lock is let go) cuts the log back to its valid end and
+            // appends there, where zeros prepared late would land on its records.
+            let settled = w.settle_all();
+            if settled.is_ok() && !self.poisoned.load(Ordering::Acquire) && (w.unsynced || w.commits_since_control > 0)
+            {
                 let _ = w.log.flush().and_then(|_| w.sync_now());
                 // And a recovery point, so the next open does not rescan this session's log.
                 let _ = self.write_control(w);

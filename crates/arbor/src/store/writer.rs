@@ -208,7 +208,7 @@ impl Writer {
     /// Waits for a background sync to finish, then for the zeros the sync thread prepares
     /// after it (`LogWriter::prepare`): what the writer's next change must wait for (its
     /// records go where the zeros go). A failure of either is this call's.
-    fn settle_all(&mut self) -> Result<()> {
+    pub(super) fn settle_all(&mut self) -> Result<()> {
         self.settle()?;
         let started = Instant::now();
         let prepared = self.log.wait_prepared();

@@ -36,6 +36,8 @@ pub(crate) fn store_config(fs: Arc<dyn FileSystem>, read_only: bool) -> Config {
         .with_chunk_bytes(32 << 10)
         .with_control_every(3)
         .with_cache_bytes(16 << 20)
+        // Every file operation in one order, so that a seed replays the same kills and faults.
+        .with_zeros_after_commit(false)
 }
 
 /// Seeds of the quick mode (CI). Every seed from 1 up, but those listed in

@@ -63,6 +63,12 @@ pub struct Config {
     pub chunk_bytes: u64,
     /// Durability policy of commits.
     pub durability: Durability,
+    /// Whether the zeros the writer prepares past a handed-over commit's records (FORMAT.md
+    /// 3.2) are written after the commit returns, beside the next block (true, the default),
+    /// or before it returns: every file operation then comes in one order whatever the
+    /// threads' timing, which a harness that replays a run from its seed, killing or failing
+    /// the n-th operation, needs (`arbor-torture`).
+    pub zeros_after_commit: bool,
     /// Inode shape; `InodeConfig::TEZOS` gives Tezos context hashes.
     pub inode: InodeConfig,
     /// The control file (recovery starting point) is rewritten every this many commits.
@@ -105,6 +111,7 @@ impl Default for Config {
             max_value_len: 64 << 20,
             chunk_bytes: 1 << 30,
             durability: Durability::EveryCommit,
+            zeros_after_commit: true,
             inode: InodeConfig::TEZOS,
             control_every: 256,
             read_only: false,
@@ -142,6 +149,8 @@ setters! {
     with_chunk_bytes: chunk_bytes: u64;
     /// Sets [`Config::durability`].
     with_durability: durability: Durability;
+    /// Sets [`Config::zeros_after_commit`].
+    with_zeros_after_commit: zeros_after_commit: bool;
     /// Sets [`Config::inode`].
     with_inode: inode: InodeConfig;
     /// Sets [`Config::control_every`].

@@ -448,7 +448,8 @@ impl Store {
         let seq = w.seq;
         let synced = match sh.config.durability {
             durability @ (Durability::EveryCommit | Durability::Pipelined) if evict_now => {
-                w.write_and_sync_beside(durability, chunk_bytes, || self.evict_working(&mut root, seq))?
+                let zeros = (chunk_bytes, sh.config.zeros_after_commit);
+                w.write_and_sync_beside(durability, zeros, || self.evict_working(&mut root, seq))?
             }
             durability => {
                 w.log.flush()?;

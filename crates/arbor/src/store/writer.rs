@@ -60,8 +60,9 @@ struct SyncJob {
     /// The records to write first, and where to send their buffer once written.
     unwritten: Option<(Unwritten, mpsc::SyncSender<std::io::Result<Vec<u8>>>)>,
     done: mpsc::SyncSender<std::io::Result<()>>,
-    /// Zeros to write past the records once they are synced, after `done` is sent.
-    prepare: Option<Prepare>,
+    /// Zeros to write past the records once they are synced, and whether after `done` is
+    /// sent (`Config::zeros_after_commit`) or before.
+    prepare: Option<(Prepare, bool)>,
 }
 
 impl SyncWorker {
@@ -90,11 +91,19 @@ impl SyncJob {
             }
         }
         let synced = self.file.sync_data();
-        let failed = synced.is_err();
+        let prepare = self.prepare.filter(|_| synced.is_ok());
+        let (before, after) = match prepare {
+            Some((p, true)) => (None, Some(p)),
+            Some((p, false)) => (Some(p), None),
+            None => (None, None),
+        };
+        if let Some(prepare) = before {
+            prepare.run();
+        }
         let _ = self.done.send(synced);
         // After the answer: the commit does not wait for this; the next job runs after it,
         // and the writer's next change waits for it (`Writer::settle_all`).
-        if let Some(prepare) = self.prepare.filter(|_| !failed) {
+        if let Some(prepare) = after {
             prepare.run();
         }
     }
@@ -172,13 +181,13 @@ impl Writer {
     pub fn write_and_sync_beside(
         &mut self,
         durability: Durability,
-        chunk_bytes: u64,
+        (chunk_bytes, zeros_after_commit): (u64, bool),
         beside: impl FnOnce(),
     ) -> Result<Duration> {
         debug_assert!(matches!(durability, Durability::EveryCommit | Durability::Pipelined));
         self.settle()?;
         let unwritten = self.log.hand_over();
-        let prepare = self.log.prepare(unwritten.byte_count(), chunk_bytes);
+        let prepare = self.log.prepare(unwritten.byte_count(), chunk_bytes).map(|p| (p, zeros_after_commit));
         let job = (Some(unwritten), prepare);
         let pending = self.pending.insert(PendingSync::start(&mut self.sync_worker, self.log.chunk(), job)?);
         beside();
@@ -238,7 +247,7 @@ impl PendingSync {
     fn start(
         worker: &mut Option<SyncWorker>,
         chunk: Arc<Chunk>,
-        (unwritten, prepare): (Option<Unwritten>, Option<Prepare>),
+        (unwritten, prepare): (Option<Unwritten>, Option<(Prepare, bool)>),
     ) -> Result<PendingSync> {
         let (done_tx, done) = mpsc::sync_channel(1);
         let (written_tx, written) = unwritten.as_ref().map(|_| mpsc::sync_channel(1)).unzip();

@@ -343,7 +343,12 @@ impl Builder {
         match a.cmp(b) {
             Ordering::Less => true,
             Ordering::Greater => false,
-            Ordering::Equal => step_of(&self.slots[n - 2], a, &self.long) < step_of(&self.slots[n - 1], b, &self.long),
+            Ordering::Equal => {
+                order_of_same_key(
+                    step_of(&self.slots[n - 2], a, &self.long),
+                    step_of(&self.slots[n - 1], b, &self.long),
+                ) == Ordering::Less
+            }
         }
     }
 
@@ -438,10 +443,9 @@ impl<'a> IntoIterator for &'a Bindings {
 
 #[cfg(test)]
 mod tests {
-    use super::{Bindings, Builder, Slot};
+    use super::{order_of_same_key, prefix_key, Bindings, Builder, Slot};
     use crate::path::Step;
     use crate::tree::node::Ptr;
-    use crate::tree::ops::prefix_key;
 
     /// A binding is one cache line; a list of two short steps keeps its keys (which are its
     /// steps) in place (no allocation but the bindings'); a third key moves them to a buffer.
@@ -570,7 +574,7 @@ mod tests {
         ];
         for a in steps {
             for c in steps.iter().filter(|c| prefix_key(c) == prefix_key(a)) {
-                assert_eq!(super::order_of_same_key(a, c), a.cmp(c), "{a:?} against {c:?}");
+                assert_eq!(order_of_same_key(a, c), a.cmp(c), "{a:?} against {c:?}");
             }
         }
     }

@@ -14,6 +14,10 @@ use crate::error::{io_err, Corruption, Result};
 /// Bytes read at a time: far more than a record, so that a scan makes few system calls.
 const BLOCK: usize = 1 << 20;
 
+/// How many times a read that met the end of a file the writer has since written past again
+/// is made again before the scan gives up with the error.
+const MAX_REREADS: u32 = 8;
+
 /// The frames of one chunk from a given record start up to an end, in order.
 pub(crate) struct ChunkFrames<'c> {
     chunk: &'c Chunk,
@@ -64,6 +68,7 @@ impl<'c> ChunkFrames<'c> {
     /// after which the position stays on the damaged frame.
     pub fn next_frame(&mut self) -> Result<Next<'_>> {
         self.pos = self.next;
+        let mut rereads = 0;
         loop {
             if self.pos >= self.end {
                 return Ok(Next::End);
@@ -92,15 +97,21 @@ impl<'c> ChunkFrames<'c> {
                         Ok(()) => {}
                         // The file is shorter than when the stretch's end was taken from its
                         // length: beside a read-only scan, a writer opening the store cut a
-                        // torn tail meanwhile. The stretch ends where the file ends now, and
-                        // a frame past it is cut short like any other.
+                        // torn tail (or its prepared zeros) meanwhile. The stretch ends where
+                        // the file ends now, and a frame past it is cut short like any other.
+                        // A file as long as the stretch again was cut and written on since
+                        // the read: the read is made again.
                         Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
                             let len = self.chunk.file.len().map_err(io_err("reading the length of", path))?;
                             let now_end = self.chunk.start + len;
-                            if now_end >= self.end {
-                                return Err(io_err("reading", path)(e));
-                            }
                             self.buf.truncate(have);
+                            if now_end >= self.end {
+                                rereads += 1;
+                                if rereads > MAX_REREADS {
+                                    return Err(io_err("reading", path)(e));
+                                }
+                                continue;
+                            }
                             self.end = now_end;
                         }
                         Err(e) => return Err(io_err("reading", path)(e)),
@@ -213,5 +224,75 @@ mod tests {
         // Cut at a frame boundary: every frame left, then the end.
         c.file.set_len(last - start).unwrap();
         assert_eq!(all(&mut ChunkFrames::new(&c, start, stale_end)), (expected[..expected.len() - 1].to_vec(), None));
+    }
+
+    /// A file that answers its first read at or past `eof_from` with the end of the file, as
+    /// a file cut by a writer's open and written past again before the length is read.
+    #[derive(Debug)]
+    struct CutAndRegrown {
+        inner: Arc<dyn crate::io::File>,
+        eof_from: u64,
+        eofs_left: std::sync::atomic::AtomicU32,
+    }
+
+    impl crate::io::File for CutAndRegrown {
+        fn read_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+            use std::sync::atomic::Ordering;
+            let ends = offset + buf.len() as u64 > self.eof_from;
+            if ends && self.eofs_left.fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1)).is_ok() {
+                return Ok(0);
+            }
+            self.inner.read_at(buf, offset)
+        }
+        fn write_all_at(&self, data: &[u8], offset: u64) -> std::io::Result<()> {
+            self.inner.write_all_at(data, offset)
+        }
+        fn len(&self) -> std::io::Result<u64> {
+            self.inner.len()
+        }
+        fn set_len(&self, len: u64) -> std::io::Result<()> {
+            self.inner.set_len(len)
+        }
+        fn sync_data(&self) -> std::io::Result<()> {
+            self.inner.sync_data()
+        }
+    }
+
+    #[test]
+    fn a_read_that_met_the_end_of_a_file_written_past_again_is_made_again() {
+        let start = 200;
+        let mut bytes = Vec::new();
+        let mut expected = Vec::new();
+        for n in 0..30u64 {
+            let body: Vec<u8> = (0..n * 17).map(|i| (i * 3) as u8).collect();
+            let offset = start + bytes.len() as u64;
+            frame(&mut bytes, 2, &body);
+            expected.push((offset, start + bytes.len() as u64, 2, body));
+        }
+        let end = start + bytes.len() as u64;
+        let plain = chunk(start, &bytes);
+        let flaky = |eofs: u32| {
+            let file = CutAndRegrown {
+                inner: Arc::clone(&plain.file),
+                eof_from: bytes.len() as u64 / 2,
+                eofs_left: std::sync::atomic::AtomicU32::new(eofs),
+            };
+            Chunk::new(start, Arc::new(file), plain.path.clone())
+        };
+        // Met once (and up to the limit): every frame all the same.
+        for eofs in [1, super::MAX_REREADS] {
+            assert_eq!(all(&mut ChunkFrames::new(&flaky(eofs), start, end)), (expected.clone(), None), "{eofs}");
+        }
+        // A file that keeps saying it is that long and keeps ending early: an error, not a loop.
+        let c = flaky(super::MAX_REREADS + 1);
+        let mut frames = ChunkFrames::new(&c, start, end);
+        let err = loop {
+            match frames.next_frame() {
+                Ok(Next::Frame(_)) => {}
+                Ok(other) => panic!("the scan ended without the error: {}", matches!(other, Next::End)),
+                Err(e) => break e,
+            }
+        };
+        assert!(err.to_string().contains("end of file"), "{err}");
     }
 }

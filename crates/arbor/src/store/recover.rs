@@ -115,13 +115,22 @@ pub(crate) fn scan(log: &Log, start: u64, detect_rot: bool) -> Result<Scan> {
 /// the zeros the writer prepares past its records (FORMAT.md 3.2). A record never starts
 /// with a zero byte (no record kind is 0), so a torn or damaged record is never taken for
 /// them; zeros with anything after them are damage as before.
+///
+/// The file may end before `chunk_end`: beside a read-only scan, a writer opening the store
+/// cuts the prepared zeros after the scan took the chunk's length. The zeros then end where
+/// the file ends now, and what was cut was zeros or nothing.
 fn zeros_to_end(chunk: &crate::pack::log::Chunk, pos: u64, chunk_end: u64) -> Result<bool> {
     const PIECE: u64 = 64 << 10;
     let mut buf = vec![0u8; PIECE.min(chunk_end.saturating_sub(pos)) as usize];
     let mut at = pos;
     while at < chunk_end {
-        let n = PIECE.min(chunk_end - at) as usize;
-        chunk.file.read_exact_at(&mut buf[..n], at - chunk.start).map_err(io_err("reading", &chunk.path))?;
+        let want = PIECE.min(chunk_end - at) as usize;
+        let n = match chunk.file.read_at(&mut buf[..want], at - chunk.start) {
+            Ok(0) => return Ok(true),
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(io_err("reading", &chunk.path)(e)),
+        };
         if buf[..n].iter().any(|&b| b != 0) {
             return Ok(false);
         }
@@ -166,4 +175,39 @@ fn synced_commit_beyond(chunk: &crate::pack::log::Chunk, pos: u64, chunk_end: u6
         }
     }
     Ok(false)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+    use std::sync::Arc;
+
+    use super::zeros_to_end;
+    use crate::io::{FileSystem, MemFs, OpenOptions};
+    use crate::pack::log::Chunk;
+
+    #[test]
+    fn zeros_cut_after_the_chunk_length_was_read_are_still_the_end_of_the_records() {
+        let start = 4096;
+        let fs = MemFs::new();
+        let path = PathBuf::from("/z.chunk");
+        let file = fs.open(&path, OpenOptions { create: true, write: true, truncate: false }).unwrap();
+        let c = Chunk::new(start, Arc::clone(&file), path);
+        let records = 1000u64;
+        let mut bytes = vec![7u8; records as usize];
+        bytes.resize(records as usize + 300_000, 0);
+        file.write_all_at(&bytes, 0).unwrap();
+        let stale_end = start + bytes.len() as u64;
+        let pos = start + records;
+        assert!(zeros_to_end(&c, pos, stale_end).unwrap());
+        // Something past the zeros: damage, not the end.
+        file.write_all_at(&[1], bytes.len() as u64 - 1).unwrap();
+        assert!(!zeros_to_end(&c, pos, stale_end).unwrap());
+        // A writer's open cut the zeros part-way (past a whole piece read) or all of them
+        // after the scan took the length: still the end of the records, no error.
+        for cut_at in [records + 100_000, records + 5, records, records - 10] {
+            file.set_len(cut_at).unwrap();
+            assert!(zeros_to_end(&c, pos.min(start + cut_at), stale_end).unwrap(), "cut at {cut_at}");
+        }
+    }
 }

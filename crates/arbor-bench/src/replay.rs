@@ -158,13 +158,13 @@ fn apply(
 ) -> Result<Result<bool, String>, arbor::Error> {
     block.with_path(op, |path| {
         Ok(match &op.body {
-            Body::Find(result) => match tree.find(path)? {
+            Body::Find(result) => tree.find_with(path, |got| match got {
                 Some(got) if got.len() > Digest::INLINE_MAX => {
-                    found.push(Found { op: index, got });
+                    found.push(Found { op: index, got: got.to_vec() });
                     Ok(true)
                 }
-                got => find_result(path, result, got.as_deref()),
-            },
+                got => find_result(path, result, got),
+            })?,
             Body::Mem(result) => check("mem", path, *result, tree.mem(path)?),
             Body::MemTree(result) => check("mem_tree", path, *result, tree.mem_tree(path)?),
             Body::FindTree(result) => {

@@ -169,3 +169,28 @@ fn shared_reads_and_commit_options() {
     let info = store.commit_info(&second).unwrap();
     assert_eq!((info.parents, info.date, &info.author[..], &info.message[..]), (vec![first], 5, &b"me"[..], &b"m"[..]));
 }
+
+#[test]
+fn find_with_sees_what_find_returns() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = arbor::Store::open(dir.path()).unwrap();
+    let big = vec![9u8; 300];
+    let tree = store.empty().add(&["a", "small"], b"01").unwrap().add(&["a", "big"], &big).unwrap();
+    let h = store.commit(&tree, &[], 0, "Tezos", "m").unwrap();
+    drop(store);
+    // Reopened: the values are read from the log, not from the tree that wrote them.
+    let store = arbor::Store::open(dir.path()).unwrap();
+    let stored = store.checkout(&h).unwrap();
+    for t in [&tree, &stored] {
+        for path in [&["a", "small"][..], &["a", "big"], &["a"], &["a", "missing"], &["b", "c"]] {
+            let copied = t.find_with(path, |v| v.map(<[u8]>::to_vec)).unwrap();
+            assert_eq!(copied, t.find(path).unwrap(), "{path:?}");
+        }
+        assert_eq!(t.find_with(&["a", "big"], |v| v.map(<[u8]>::len)).unwrap(), Some(300));
+        assert!(t.find_with(&["a"], |v| v.is_none()).unwrap(), "a directory is not a value");
+    }
+    // A path refused as for `find`, with `f` never called.
+    let mut called = false;
+    assert!(stored.find_with(&["a", ""], |_| called = true).is_err());
+    assert!(!called);
+}

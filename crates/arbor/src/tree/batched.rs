@@ -62,6 +62,22 @@ pub(crate) fn hash_together(units: &[&Inode], batch: &mut HashBatch) {
     enter(units, units, batch);
 }
 
+/// The slots of a Tree inode of `len` slots that can hold a child whose hash is not known,
+/// one bit each: those changed since the record the inode is a version of (its lineage's
+/// base), or all of them for an inode never written. Every other slot points where the base
+/// does, to a child hashed when the base was written. A changed Tree inode has one or two
+/// changed slots of 32, and the slots are 56 bytes each: looking at the changed ones alone
+/// reads a cache line or two of the slots rather than 28 (at 30M values, ranking waited
+/// 0.4 ms a block on those lines).
+fn changed_slots(inode: &Inode, len: usize) -> u64 {
+    let all = if len >= 64 { u64::MAX } else { (1u64 << len) - 1 };
+    if inode.lineage.base.is_some() {
+        inode.lineage.slots & all
+    } else {
+        all
+    }
+}
+
 /// A value whose hash is not known yet.
 enum ValueJob<'a> {
     Value(&'a Value),
@@ -144,13 +160,21 @@ impl<'a> Ranks<'a> {
             InodeBody::Values(entries) => (self.entries(entries), NodeJob::Values(inode, entries)),
             InodeBody::Tree(slots) => {
                 let mut rank = 0;
-                for slot in slots.iter() {
-                    if let IPtr::Mem(child) = slot {
+                let mut changed = changed_slots(inode, slots.len());
+                while changed != 0 {
+                    let i = changed.trailing_zeros() as usize;
+                    changed &= changed - 1;
+                    if let Some(IPtr::Mem(child)) = slots.get(i) {
                         if child.cached_hash().is_none() {
                             rank = rank.max(self.inode(child.node()) + 1);
                         }
                     }
                 }
+                debug_assert!(
+                    slots.iter().enumerate().all(|(i, s)| changed_slots(inode, slots.len()) >> i & 1 == 1
+                        || !matches!(s, IPtr::Mem(c) if c.cached_hash().is_none())),
+                    "a slot with a child to hash is not noted as changed since the inode's base"
+                );
                 (rank, NodeJob::Tree(inode, slots))
             }
         }

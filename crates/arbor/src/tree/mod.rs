@@ -206,13 +206,20 @@ impl Tree {
 
     /// The value at `path`, if it holds one (Tezos `Context.find`).
     pub fn find<S: AsRef<[u8]>>(&self, path: &[S]) -> Result<Option<Vec<u8>>> {
+        self.find_with(path, |value| value.map(<[u8]>::to_vec))
+    }
+
+    /// [`Tree::find`] without a copy: `f` is given the value's bytes where the tree holds
+    /// them (or a copy loaded from the store), and its answer returned. A caller that only
+    /// looks at the value, or copies it into a buffer of its own, allocates nothing.
+    pub fn find_with<S: AsRef<[u8]>, R>(&self, path: &[S], f: impl FnOnce(Option<&[u8]>) -> R) -> Result<R> {
         check_path(path)?;
         self.lookup(path, |p| match p {
             Some(p) => match p.value_bytes() {
-                Some(bytes) => Ok(Some(bytes.to_vec())),
-                None => Ok(self.ctx.value_of(p)?.map(|v| v.bytes.to_vec())),
+                Some(bytes) => Ok(f(Some(bytes))),
+                None => Ok(f(self.ctx.value_of(p)?.as_ref().map(|v| &v.bytes[..]))),
             },
-            None => Ok(None),
+            None => Ok(f(None)),
         })
     }
 

@@ -158,6 +158,19 @@ mod tests {
         }
     }
 
+    /// The frames of `bodies` (kind, body) end to end from global offset `start`: their bytes,
+    /// and each frame as the scan should find it.
+    fn framed(start: u64, bodies: impl IntoIterator<Item = (u8, Vec<u8>)>) -> (Vec<u8>, Vec<Found>) {
+        let mut bytes = Vec::new();
+        let mut expected = Vec::new();
+        for (kind, body) in bodies {
+            let offset = start + bytes.len() as u64;
+            frame(&mut bytes, kind, &body);
+            expected.push((offset, start + bytes.len() as u64, kind, body));
+        }
+        (bytes, expected)
+    }
+
     #[test]
     fn frames_come_in_order_across_the_blocks_read_and_damage_stops_them_where_it_is() {
         // Records of every size up to past a block, so that some straddle each block read.
@@ -206,14 +219,7 @@ mod tests {
         // the torn tail: the frames still in the file come out, the one cut is torn, and no
         // read past the end is an error.
         let start = 500;
-        let mut bytes = Vec::new();
-        let mut expected = Vec::new();
-        for n in 0..40u64 {
-            let body: Vec<u8> = (0..n * 31).map(|i| i as u8).collect();
-            let offset = start + bytes.len() as u64;
-            frame(&mut bytes, 3, &body);
-            expected.push((offset, start + bytes.len() as u64, 3, body));
-        }
+        let (bytes, expected) = framed(start, (0..40u64).map(|n| (3, (0..n * 31).map(|i| i as u8).collect())));
         let stale_end = start + bytes.len() as u64 + 4096;
         let last = expected.last().unwrap().0;
         let c = chunk(start, &bytes);
@@ -261,14 +267,7 @@ mod tests {
     #[test]
     fn a_read_that_met_the_end_of_a_file_written_past_again_is_made_again() {
         let start = 200;
-        let mut bytes = Vec::new();
-        let mut expected = Vec::new();
-        for n in 0..30u64 {
-            let body: Vec<u8> = (0..n * 17).map(|i| (i * 3) as u8).collect();
-            let offset = start + bytes.len() as u64;
-            frame(&mut bytes, 2, &body);
-            expected.push((offset, start + bytes.len() as u64, 2, body));
-        }
+        let (bytes, expected) = framed(start, (0..30u64).map(|n| (2, (0..n * 17).map(|i| (i * 3) as u8).collect())));
         let end = start + bytes.len() as u64;
         let plain = chunk(start, &bytes);
         let flaky = |eofs: u32| {

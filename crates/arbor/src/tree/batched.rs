@@ -160,7 +160,8 @@ impl<'a> Ranks<'a> {
             InodeBody::Values(entries) => (self.entries(entries), NodeJob::Values(inode, entries)),
             InodeBody::Tree(slots) => {
                 let mut rank = 0;
-                let mut changed = changed_slots(inode, slots.len());
+                let changed_mask = changed_slots(inode, slots.len());
+                let mut changed = changed_mask;
                 while changed != 0 {
                     let i = changed.trailing_zeros() as usize;
                     changed &= changed - 1;
@@ -171,8 +172,11 @@ impl<'a> Ranks<'a> {
                     }
                 }
                 debug_assert!(
-                    slots.iter().enumerate().all(|(i, s)| changed_slots(inode, slots.len()) >> i & 1 == 1
-                        || !matches!(s, IPtr::Mem(c) if c.cached_hash().is_none())),
+                    slots
+                        .iter()
+                        .enumerate()
+                        .all(|(i, s)| changed_mask >> i & 1 == 1
+                            || !matches!(s, IPtr::Mem(c) if c.cached_hash().is_none())),
                     "a slot with a child to hash is not noted as changed since the inode's base"
                 );
                 (rank, NodeJob::Tree(inode, slots))

@@ -3,6 +3,7 @@
 //! a block's tree with `add_mut` therefore copies each touched directory once, not once per
 //! operation.
 
+use std::sync::atomic::{fence, Ordering};
 use std::sync::Arc;
 
 use super::bindings::Bindings;
@@ -54,11 +55,22 @@ impl Ctx {
     /// references): `Arc::get_mut` would take it with an atomic exchange, and `make_mut` takes
     /// one more, on each of the six or so levels of every change.
     fn own<'n, T: Clone>(&self, arc: &'n mut Arc<T>, written: impl FnOnce(&T) -> Option<Persisted>) -> &'n mut T {
-        if Arc::strong_count(arc) != 1 {
-            // (A node of another store instance names an offset in another log.)
-            if let (Some(p), Some(source)) = (written(arc).filter(|p| p.store == self.uid), &self.source) {
-                source.superseded(p.offset);
-            }
+        if Arc::strong_count(arc) == 1 && Arc::weak_count(arc) == 0 {
+            // Every other handle that ever held the node was dropped with a release decrement:
+            // this fence orders their reads and writes of it before the change made here.
+            fence(Ordering::Acquire);
+            let node = Arc::as_ptr(arc).cast_mut();
+            // SAFETY: `arc` is the one handle to the node (strong count 1) and no weak one
+            // exists (none could upgrade), so no other reference to the node exists or can be
+            // made while `arc` is borrowed mutably for `'n`: the same condition under which
+            // `Arc::get_mut` hands out `&mut T`. `Arc::as_ptr` derives the pointer from the
+            // allocation, not from a shared reference, so writing through it is allowed.
+            #[expect(unsafe_code, reason = "Arc::get_mut without its atomic exchange (see above)")]
+            return unsafe { &mut *node };
+        }
+        // (A node of another store instance names an offset in another log.)
+        if let (Some(p), Some(source)) = (written(arc).filter(|p| p.store == self.uid), &self.source) {
+            source.superseded(p.offset);
         }
         Arc::make_mut(arc)
     }

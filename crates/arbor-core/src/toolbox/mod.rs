@@ -1,7 +1,9 @@
 //! Small helpers every arbor crate shares, kept once here (the lowest crate of the
 //! workspace) rather than copied: hex spelling, a bounds-checked byte cursor, LEB128
-//! integers and the SplitMix64 generator. None of them does I/O.
+//! integers, the SplitMix64 generator and in-line comparisons of short byte strings. None of
+//! them does I/O.
 
+pub mod bytes;
 pub mod cursor;
 pub mod hex;
 pub mod leb128;

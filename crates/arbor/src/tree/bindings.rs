@@ -18,6 +18,8 @@
 
 use std::cmp::Ordering;
 
+use arbor_core::toolbox::bytes;
+
 use super::node::{Entry, Ptr};
 use super::ops::prefix_key;
 use crate::error::{Error, Result};
@@ -83,7 +85,7 @@ fn order_of_same_key(a: &[u8], b: &[u8]) -> Ordering {
     if a.len() <= IN_KEY || b.len() <= IN_KEY {
         a.len().cmp(&b.len())
     } else {
-        a[IN_KEY..].cmp(&b[IN_KEY..])
+        bytes::cmp(&a[IN_KEY..], &b[IN_KEY..])
     }
 }
 

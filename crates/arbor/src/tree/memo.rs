@@ -11,6 +11,8 @@
 //! The memo holds a reference to a node of the tree, which would make a change copy that
 //! node instead of changing it in place: a tree forgets its memo before every change.
 
+use arbor_core::toolbox::bytes;
+
 use super::node::Ptr;
 use super::trail::Trails;
 
@@ -66,7 +68,7 @@ impl Memo {
         let mut from = 0;
         path.len() >= self.ends.len()
             && self.ends.iter().zip(path).all(|(&end, step)| {
-                let same = self.bytes[from..end] == *step.as_ref();
+                let same = bytes::eq(&self.bytes[from..end], step.as_ref());
                 from = end;
                 same
             })

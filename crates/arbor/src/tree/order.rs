@@ -142,7 +142,9 @@ pub(super) fn changes_already_noted(dir: &Dir) -> bool {
 pub(super) fn same_child(old: &Ptr, new: &Ptr) -> bool {
     use arbor_core::ChildKind::{Contents, Node};
     match (old, new) {
-        (Ptr::Value(_) | Ptr::Small(_), Ptr::Value(_) | Ptr::Small(_)) => old.value_bytes() == new.value_bytes(),
+        (Ptr::Value(_) | Ptr::Small(_), Ptr::Value(_) | Ptr::Small(_)) => {
+            old.value_bytes().zip(new.value_bytes()).is_some_and(|(a, b)| arbor_core::toolbox::bytes::eq(a, b))
+        }
         (Ptr::Disk(a), b @ (Ptr::Value(_) | Ptr::Small(_))) | (b @ (Ptr::Value(_) | Ptr::Small(_)), Ptr::Disk(a)) => {
             a.kind == Contents && a.hash == *b.hash()
         }

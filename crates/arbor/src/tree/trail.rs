@@ -19,6 +19,7 @@
 
 use std::sync::Arc;
 
+use arbor_core::toolbox::bytes;
 use rustc_hash::{FxHashMap, FxHasher};
 use smallvec::SmallVec;
 
@@ -196,7 +197,7 @@ fn quiet_inode(inode: &Inode) -> bool {
 fn bound_dir<'a>(entries: &'a mut super::Bindings, turn: Option<Turn>, step: &[u8]) -> Option<&'a mut Ptr> {
     let Some(Turn::Binding(j)) = turn else { return None };
     let j = j as usize;
-    if j >= entries.len() || entries.step(j) != step {
+    if j >= entries.len() || !bytes::eq(entries.step(j), step) {
         return None;
     }
     let child = entries.child_mut(j);

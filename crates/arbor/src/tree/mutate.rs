@@ -276,3 +276,47 @@ impl Ctx {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use crate::tree::{Ptr, Tree};
+
+    /// Where the tree's root directory is in memory.
+    fn root_at(t: &Tree) -> *const super::Dir {
+        let Ptr::Dir(root) = &t.root else { panic!("a directory at the root") };
+        Arc::as_ptr(root.node())
+    }
+
+    /// A node only its tree holds is changed where it is; one another tree shares is copied
+    /// first, and the other tree keeps its version; once that tree is dropped (here, on
+    /// another thread after reading it there), the node is the tree's alone again.
+    #[test]
+    fn a_node_held_once_changes_in_place_and_a_shared_one_is_copied() {
+        let mut t = Tree::empty();
+        t.add_mut(&["a", "b"], b"1").unwrap();
+        let first = root_at(&t);
+        t.add_mut(&["a", "c"], b"2").unwrap();
+        assert_eq!(root_at(&t), first, "changed in place: nothing else holds the root");
+
+        let copy = t.clone();
+        t.add_mut(&["a", "d"], b"3").unwrap();
+        let second = root_at(&t);
+        assert_ne!(second, first, "copied: the clone holds the root");
+        assert_eq!(root_at(&copy), first);
+        assert_eq!(copy.find(&["a", "d"]).unwrap(), None, "the clone kept its version");
+
+        let reader = std::thread::spawn(move || {
+            let got = copy.find(&["a", "c"]).unwrap();
+            drop(copy);
+            got
+        });
+        assert_eq!(reader.join().unwrap(), Some(b"2".to_vec()));
+        t.add_mut(&["a", "e"], b"4").unwrap();
+        assert_eq!(root_at(&t), second, "in place again once the clone is gone");
+        for (step, value) in [("b", b"1"), ("c", b"2"), ("d", b"3"), ("e", b"4")] {
+            assert_eq!(t.find(&["a", step]).unwrap(), Some(value.to_vec()), "a/{step}");
+        }
+    }
+}

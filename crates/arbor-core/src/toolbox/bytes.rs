@@ -22,27 +22,10 @@ fn word(s: &[u8], at: usize) -> u64 {
     u64::from_be_bytes(w)
 }
 
-/// Whether `a` and `b` hold the same bytes.
+/// Whether `a` and `b` hold the same bytes: [`cmp`]'s loop, once the lengths agree.
 #[inline]
 pub fn eq(a: &[u8], b: &[u8]) -> bool {
-    let n = a.len();
-    if n != b.len() {
-        return false;
-    }
-    if n > IN_LINE {
-        return a == b;
-    }
-    if n >= 8 {
-        let mut at = 0;
-        while at + 8 < n {
-            if word(a, at) != word(b, at) {
-                return false;
-            }
-            at += 8;
-        }
-        return word(a, n - 8) == word(b, n - 8);
-    }
-    a.iter().zip(b).all(|(x, y)| x == y)
+    a.len() == b.len() && cmp(a, b) == Ordering::Equal
 }
 
 /// The byte order of `a` and `b` (a prefix first), as `a.cmp(b)`.

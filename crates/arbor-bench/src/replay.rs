@@ -12,7 +12,7 @@ use crate::environment::Environment;
 use crate::latency::{OpKind, OpLatencies};
 use crate::metrics::{cpu_times, dir_bytes, page_faults, rss_bytes, IoCounters};
 use crate::packed::{Body, PackedBlock, PackedOp};
-use crate::summary::{BlockSample, GcRun, ReplayReport, ReplaySummary};
+use crate::summary::{BlockSample, GcRun, RecordsReadPerBlock, ReplayReport, ReplaySummary};
 
 /// The named head marking the commit that holds a trace's initial state.
 pub const BASE_HEAD: &str = "trace-initial-state";
@@ -294,6 +294,7 @@ pub fn replay<R: Read + Send>(
     let mut samples = Vec::new();
     let (user0, sys0) = cpu_times();
     let faults0 = page_faults();
+    let kinds0 = store.records_read_by_kind();
     let max_blocks = opts.max_blocks.unwrap_or(u64::MAX);
     // Blocks are decoded on another thread, a few ahead: decoding is the trace's cost, not
     // the store's, and on the replaying thread it would also churn the allocator and caches.
@@ -361,6 +362,8 @@ pub fn replay<R: Read + Send>(
     let faults = page_faults().saturating_sub(faults0);
     summary.page_faults_per_block = faults as f64 / samples.len().max(1) as f64;
     summary.from_samples(&samples);
+    let kinds = store.records_read_by_kind().since(&kinds0);
+    summary.records_read_by_kind = RecordsReadPerBlock::of(&kinds, samples.len());
     summary.durability = match store.config().durability {
         Durability::EveryCommit => "EveryCommit (each commit durable before it returns)".into(),
         Durability::Pipelined => "Pipelined (each commit durable before the next one returns)".into(),

@@ -59,6 +59,46 @@ pub struct BlockSample {
     pub writes: u64,
 }
 
+/// Records read from the store's log per block, by kind (`arbor::store::RecordsRead`): where
+/// a workload's cold reads go.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RecordsReadPerBlock {
+    /// Values too long to be inlined.
+    pub contents: f64,
+    /// Flat directories, full.
+    pub flat_dirs: f64,
+    /// Flat directory deltas.
+    pub flat_dir_deltas: f64,
+    /// Values inodes, full (with the bases of Values inode deltas).
+    pub values_inodes: f64,
+    /// Values inode deltas.
+    pub values_inode_deltas: f64,
+    /// Tree inodes, full (with the bases of tree inode deltas).
+    pub tree_inodes: f64,
+    /// Tree inode deltas.
+    pub tree_inode_deltas: f64,
+    /// Commits, heads and other kinds.
+    pub other: f64,
+}
+
+impl RecordsReadPerBlock {
+    /// `read` (what a replay of `blocks` blocks read) per block.
+    pub fn of(read: &arbor::store::RecordsRead, blocks: usize) -> RecordsReadPerBlock {
+        let per = |n: u64| n as f64 / blocks.max(1) as f64;
+        RecordsReadPerBlock {
+            contents: per(read.contents),
+            flat_dirs: per(read.flat_dirs),
+            flat_dir_deltas: per(read.flat_dir_deltas),
+            values_inodes: per(read.values_inodes),
+            values_inode_deltas: per(read.values_inode_deltas),
+            tree_inodes: per(read.tree_inodes),
+            tree_inode_deltas: per(read.tree_inode_deltas),
+            other: per(read.other),
+        }
+    }
+}
+
 /// One background garbage collection during a replay.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(default)]
@@ -146,6 +186,8 @@ pub struct ReplaySummary {
     pub read_syscalls_per_block: f64,
     /// Mean records read from the store's log per block.
     pub records_read_per_block: f64,
+    /// Of those, the ones found, by kind, per block (over the whole replay).
+    pub records_read_by_kind: RecordsReadPerBlock,
     /// Mean write system calls per block.
     pub write_syscalls_per_block: f64,
     /// User CPU seconds during the block replay.
@@ -314,6 +356,19 @@ impl std::fmt::Display for ReplaySummary {
             self.read_syscalls_per_block,
             self.write_bytes_per_block,
             self.write_syscalls_per_block
+        )?;
+        let k = &self.records_read_by_kind;
+        writeln!(
+            f,
+            "records read    per block: flat directories {:.1} + {:.1} deltas, values inodes {:.1} + {:.1} deltas, tree inodes {:.1} + {:.1} deltas, values {:.1}, other {:.1}",
+            k.flat_dirs,
+            k.flat_dir_deltas,
+            k.values_inodes,
+            k.values_inode_deltas,
+            k.tree_inodes,
+            k.tree_inode_deltas,
+            k.contents,
+            k.other
         )?;
         writeln!(
             f,

@@ -209,3 +209,43 @@ fn a_chain_of_three_deltas_is_corruption() {
     assert!(refused >= 1, "the commit holding the chain of three read without error");
     assert!(!store.fsck().errors.is_empty(), "fsck reports the chain");
 }
+
+/// A fresh handle counts the records it reads by kind: flat directories, a value too long to
+/// inline, and, for a binding changed after the first commit, the inode deltas on its path
+/// together with the full records they are built on, and its Values inode. Every
+/// record read is found, so the kinds add up to `records_read`.
+#[test]
+fn records_read_are_counted_by_kind() {
+    let fs = MemFs::new();
+    let store = Store::open_with("/s", mem_config(&fs)).unwrap();
+    let mut tree = store.empty();
+    for i in 0..2000u64 {
+        tree.add_mut(&key("large", i), &i.to_le_bytes()).unwrap();
+    }
+    tree.add_mut(&path(&["flat", "long"]), &[7u8; 300]).unwrap();
+    let first = store.commit(&tree, &[], 0, "t", "base").unwrap();
+    let mut tree = store.checkout(&first).unwrap();
+    tree.add_mut(&key("large", 5), b"changed").unwrap();
+    let second = store.commit(&tree, &[first], 0, "t", "one change").unwrap();
+    drop((tree, store));
+
+    let store = Store::open_with("/s", mem_config(&fs)).unwrap();
+    let before = store.records_read_by_kind();
+    let tree = store.checkout(&second).unwrap();
+    assert_eq!(tree.find(&path(&["flat", "long"])).unwrap(), Some(vec![7u8; 300]));
+    let flat = store.records_read_by_kind().since(&before);
+    assert_eq!(flat.contents, 1, "{flat:?}");
+    assert!(flat.flat_dirs >= 2, "the root and `flat`: {flat:?}");
+    assert_eq!(flat.values_inode_deltas + flat.tree_inodes + flat.tree_inode_deltas, 0, "{flat:?}");
+
+    assert_eq!(tree.find(&key("large", 5)).unwrap(), Some(b"changed".to_vec()));
+    let large = store.records_read_by_kind().since(&before).since(&flat);
+    // The inodes on the changed path are deltas (this configuration's Values inodes are
+    // small enough to be written whole), each read with the full record it is built on.
+    assert!(large.tree_inode_deltas >= 1, "{large:?}");
+    assert!(large.tree_inodes >= large.tree_inode_deltas, "the deltas' bases: {large:?}");
+    assert_eq!(large.values_inodes + large.values_inode_deltas, 1, "{large:?}");
+    assert_eq!(large.contents, 0, "{large:?}");
+    let all = store.records_read_by_kind();
+    assert_eq!(all.total(), store.records_read(), "{all:?}");
+}

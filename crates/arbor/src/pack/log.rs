@@ -103,7 +103,13 @@ pub(crate) struct Log {
     /// Records read since the log was opened ([`Log::read`]), with a system call or out of a
     /// mapping.
     records_read: AtomicU64,
+    /// Of those, the ones found, by record kind (a kind past the table's end at 0).
+    found_by_kind: [AtomicU64; KINDS_COUNTED],
 }
+
+/// Record kinds counted apart by [`Log::found_by_kind`]: every kind FORMAT.md defines is
+/// below this.
+pub(crate) const KINDS_COUNTED: usize = 16;
 
 fn chunk_name(start: u64) -> String {
     format!("{start:020}.chunk")
@@ -284,6 +290,7 @@ impl Log {
             gc: RwLock::new(Arc::new(GcView::default())),
             mapped_reads: false,
             records_read: AtomicU64::new(0),
+            found_by_kind: [const { AtomicU64::new(0) }; KINDS_COUNTED],
         };
         if writable && log.chunks.read().is_empty() {
             log.new_chunk(0)?;
@@ -390,6 +397,14 @@ impl Log {
     /// comes from the prefix, or from the lower layer in archive mode.
     pub fn read(&self, offset: u64) -> Result<ReadFrame> {
         self.records_read.fetch_add(1, Ordering::Relaxed);
+        let frame = self.read_uncounted(offset)?;
+        let kind = usize::from(frame.kind);
+        self.found_by_kind[if kind < KINDS_COUNTED { kind } else { 0 }].fetch_add(1, Ordering::Relaxed);
+        Ok(frame)
+    }
+
+    /// [`Log::read`], not counted.
+    fn read_uncounted(&self, offset: u64) -> Result<ReadFrame> {
         {
             let gc = self.gc.read();
             if offset < gc.floor {
@@ -413,6 +428,12 @@ impl Log {
     /// How many records were read since the log was opened (each [`Log::read`], found or not).
     pub fn records_read(&self) -> u64 {
         self.records_read.load(Ordering::Relaxed)
+    }
+
+    /// Of the records read since the log was opened, how many were found, by kind: entry `k`
+    /// counts records of kind `k` (entry 0, kinds of [`KINDS_COUNTED`] or more).
+    pub fn found_by_kind(&self) -> [u64; KINDS_COUNTED] {
+        std::array::from_fn(|k| self.found_by_kind[k].load(Ordering::Relaxed))
     }
 
     /// The GC state readers route by.

@@ -11,6 +11,7 @@ mod helper;
 mod index;
 mod load;
 mod open;
+mod records_read;
 mod recover;
 mod repair;
 mod weight;
@@ -32,6 +33,7 @@ pub use crash::arm_crash_point;
 use crash::crash_point;
 pub use crash::CrashPoint;
 pub use gc::{GcHandle, GcMode, GcReport};
+pub use records_read::RecordsRead;
 pub use repair::RepairReport;
 pub use write::WriteStats;
 
@@ -163,6 +165,11 @@ impl Store {
     /// [`Config::mapped_reads`]).
     pub fn records_read(&self) -> u64 {
         self.shared.loader.log.records_read()
+    }
+
+    /// Of the records this handle read from its log since it was opened, those found, by kind.
+    pub fn records_read_by_kind(&self) -> RecordsRead {
+        RecordsRead::of(self.shared.loader.log.found_by_kind())
     }
 
     /// The configuration the store was opened with.

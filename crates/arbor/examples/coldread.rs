@@ -4,7 +4,8 @@
 //! At 30M values most of a block's extra time over 1M is such first reads: about 740 accounts
 //! a block, each its directory and its Values inode read from the log. A replay's block time
 //! moves with the host by 10-30% between runs; this probe times only those reads, in a loop
-//! of a second or two, so that two builds can be compared in alternating runs.
+//! of a second or two, so that two builds can be compared in alternating runs. Compare the
+//! fastest of several: a run that meets log pages the kernel reclaimed reads them from disk.
 //!
 //! Usage: `cargo run --release -p arbor --example coldread -- STORE NAMES [ACCOUNTS] [SEED]`,
 //! where NAMES lists the account directories of `data/contracts/index`, one a line, as

@@ -34,44 +34,53 @@ pub(super) struct Memo {
 
 impl Memo {
     /// The directory remembered and its path's length in steps, if that path is a proper
-    /// prefix of `path` (so that the lookup of `path` can start there).
-    pub fn start<S: AsRef<[u8]>>(&self, path: &[S]) -> Option<(&Ptr, usize)> {
-        let dir = self.dir.as_ref()?;
+    /// prefix of `path` (so that the lookup of `path` can start there); and how many of
+    /// `path`'s first steps the path remembered shares, for [`Memo::remember_known`].
+    pub fn start<S: AsRef<[u8]>>(&self, path: &[S]) -> (Option<(&Ptr, usize)>, usize) {
+        let shared = self.shared(path);
         let k = self.ends.len();
-        (k < path.len() && self.leads(path)).then_some((dir, k))
+        let start = self.dir.as_ref().filter(|_| shared == k && k < path.len()).map(|dir| (dir, k));
+        (start, shared)
     }
 
     /// Remembers `dir`, the directory at `path`.
     pub fn remember<S: AsRef<[u8]>>(&mut self, path: &[S], dir: Ptr) {
-        if self.is_path(path) {
+        let shared = self.shared(path);
+        self.remember_known(path, dir, shared);
+    }
+
+    /// [`Memo::remember`], knowing that the path remembered and `path` share their first
+    /// `shared` steps and no more ([`Memo::start`] said so of a path `path` begins): the
+    /// steps are compared once a lookup, not once to start it and again to remember.
+    pub fn remember_known<S: AsRef<[u8]>>(&mut self, path: &[S], dir: Ptr, shared: usize) {
+        debug_assert_eq!(shared, self.shared(path), "the steps shared");
+        self.dir = Some(dir);
+        if shared == self.ends.len() && shared == path.len() {
             // The path of the lookup just before (a change most often follows a read of its
             // path): kept as it is.
-            self.dir = Some(dir);
             return;
         }
-        self.bytes.clear();
-        self.ends.clear();
-        for step in path {
+        // The steps shared stay (most often `data`, `contracts`, `index`); the rest is
+        // replaced.
+        self.bytes.truncate(shared.checked_sub(1).map_or(0, |i| self.ends[i]));
+        self.ends.truncate(shared);
+        for step in &path[shared..] {
             self.bytes.extend_from_slice(step.as_ref());
             self.ends.push(self.bytes.len());
         }
-        self.dir = Some(dir);
     }
 
-    /// Whether `path` is the path remembered (or last remembered, when forgotten since).
-    fn is_path<S: AsRef<[u8]>>(&self, path: &[S]) -> bool {
-        self.ends.len() == path.len() && self.leads(path)
-    }
-
-    /// Whether the path remembered is a prefix of `path` (`path` has at least its steps).
-    fn leads<S: AsRef<[u8]>>(&self, path: &[S]) -> bool {
+    /// How many first steps the path remembered (or last remembered, when forgotten
+    /// since) and `path` share.
+    fn shared<S: AsRef<[u8]>>(&self, path: &[S]) -> usize {
         let mut from = 0;
-        path.len() >= self.ends.len()
-            && self.ends.iter().zip(path).all(|(&end, step)| {
-                let same = bytes::eq(&self.bytes[from..end], step.as_ref());
-                from = end;
-                same
-            })
+        for (i, (&end, step)) in self.ends.iter().zip(path).enumerate() {
+            if !bytes::eq(&self.bytes[from..end], step.as_ref()) {
+                return i;
+            }
+            from = end;
+        }
+        self.ends.len().min(path.len())
     }
 
     /// The tree's trails, for a change about to be made: None for its first change, as most
@@ -106,6 +115,31 @@ mod tests {
     fn find(t: &Tree, path: &[&str]) -> Option<String> {
         let path: Vec<&[u8]> = path.iter().map(|s| s.as_bytes()).collect();
         t.find(&path).unwrap().map(|v| String::from_utf8(v).unwrap())
+    }
+
+    /// A path remembered over another keeps the steps they share and takes the rest from the
+    /// new one: a lookup starts at the new path alone, and the steps shared are counted as
+    /// many as they are (fails with the old path's last step kept, or a shorter or longer
+    /// path's steps mixed in).
+    #[test]
+    fn a_new_path_replaces_the_steps_past_those_shared() {
+        use super::Memo;
+        use crate::tree::node::Ptr;
+        let mut memo = Memo::default();
+        let dir = || Ptr::value(b"d");
+        memo.remember(&["data", "contracts", "index", "tz1a"], dir());
+        memo.remember(&["data", "contracts", "index", "tz1bb"], dir());
+        assert_eq!(memo.start(&["data", "contracts", "index", "tz1a", "balance"]).1, 3);
+        let (start, shared) = memo.start(&["data", "contracts", "index", "tz1bb", "balance"]);
+        assert_eq!((start.map(|(_, k)| k), shared), (Some(4), 4));
+        memo.remember(&["data", "big_maps"], dir());
+        assert_eq!(memo.start(&["data", "big_maps", "index"]).0.map(|(_, k)| k), Some(2));
+        assert!(memo.start(&["data", "contracts", "index"]).0.is_none());
+        memo.remember(&["data", "big_maps", "index", "7"], dir());
+        let (start, shared) = memo.start(&["data", "big_maps", "index", "7", "total_bytes"]);
+        assert_eq!((start.map(|(_, k)| k), shared), (Some(4), 4));
+        assert_eq!(memo.start(&["data", "big_maps", "index", "70", "x"]).1, 3);
+        assert_eq!(memo.start(&["data"]).1, 1);
     }
 
     /// After every kind of change to the directory a lookup ended in, or to the directories

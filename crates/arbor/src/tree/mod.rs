@@ -118,7 +118,8 @@ impl Tree {
         // right now is walked from the root.
         let memo = if path.len() >= 2 { self.memo.try_lock() } else { None };
         let Some(mut memo) = memo else { return self.ctx.lookup(&self.root, path, f) };
-        let (start, skipped) = memo.start(path).unwrap_or((&self.root, 0));
+        let (start, shared) = memo.start(path);
+        let (start, skipped) = start.unwrap_or((&self.root, 0));
         // Only a deeper directory than the one remembered is worth remembering instead.
         if skipped + 1 == path.len() {
             return self.ctx.lookup(start, &path[skipped..], f);
@@ -126,7 +127,9 @@ impl Tree {
         let mut parent = None;
         let found = self.ctx.lookup_noting(start, &path[skipped..], &mut parent, f);
         if let Some(dir) = parent {
-            memo.remember(&path[..path.len() - 1], dir);
+            // The directory holding the last step: `path` but for it, which shares with the
+            // path remembered what `path` does, up to its own length.
+            memo.remember_known(&path[..path.len() - 1], dir, shared.min(path.len() - 1));
         }
         found
     }

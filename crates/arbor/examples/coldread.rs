@@ -15,7 +15,7 @@
 use std::time::Instant;
 
 use arbor::Store;
-use arbor_core::toolbox::splitmix::SplitMix64;
+use arbor_core::toolbox::SplitMix64;
 
 /// The allocator the CLI's replays run with (glibc's spends its time elsewhere).
 #[global_allocator]
@@ -37,7 +37,7 @@ fn main() {
     let head = store.last_commit().expect("a store with a commit");
     let tree = store.checkout(&head).expect("checking out the last commit");
     let mut rng = SplitMix64::new(seed);
-    let picked: Vec<&str> = (0..accounts).map(|_| names[(rng.next_u64() % names.len() as u64) as usize]).collect();
+    let picked: Vec<&str> = (0..accounts).map(|_| names[rng.below(names.len() as u64) as usize]).collect();
 
     let records_before = store.records_read();
     let started = Instant::now();

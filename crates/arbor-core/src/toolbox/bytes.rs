@@ -22,10 +22,43 @@ fn word(s: &[u8], at: usize) -> u64 {
     u64::from_be_bytes(w)
 }
 
-/// Whether `a` and `b` hold the same bytes: [`cmp`]'s loop, once the lengths agree.
+/// Whether `a` and `b` hold the same bytes: once the lengths agree, a word at a time as
+/// [`cmp`] reads them, but in the machine's byte order (equality needs no order, so no byte
+/// swap), and a string under eight bytes as two overlapping halves.
 #[inline]
 pub fn eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && cmp(a, b) == Ordering::Equal
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    if n > IN_LINE {
+        return a == b;
+    }
+    if n >= 8 {
+        let mut at = 0;
+        loop {
+            let here = at.min(n - 8);
+            if native::<8>(a, here) != native::<8>(b, here) {
+                return false;
+            }
+            if here + 8 == n {
+                return true;
+            }
+            at += 8;
+        }
+    }
+    if n >= 4 {
+        return native::<4>(a, 0) == native::<4>(b, 0) && native::<4>(a, n - 4) == native::<4>(b, n - 4);
+    }
+    a.iter().zip(b).all(|(x, y)| x == y)
+}
+
+/// The `N` bytes of `s` from `at` (at most eight), as a number in the machine's byte order.
+#[inline(always)]
+fn native<const N: usize>(s: &[u8], at: usize) -> u64 {
+    let mut w = [0; 8];
+    w[..N].copy_from_slice(&s[at..at + N]);
+    u64::from_ne_bytes(w)
 }
 
 /// The byte order of `a` and `b` (a prefix first), as `a.cmp(b)`.

@@ -24,7 +24,7 @@ fn word(s: &[u8], at: usize) -> u64 {
 
 /// Whether `a` and `b` hold the same bytes: once the lengths agree, a word at a time as
 /// [`cmp`] reads them, but in the machine's byte order (equality needs no order, so no byte
-/// swap), and a string under eight bytes as two overlapping halves.
+/// swap), and a string of four to seven bytes as two overlapping 4-byte halves.
 #[inline]
 pub fn eq(a: &[u8], b: &[u8]) -> bool {
     let n = a.len();

@@ -97,18 +97,6 @@ impl RecordsReadPerBlock {
             other: per(read.other),
         }
     }
-
-    /// Every record counted, per block.
-    pub fn total(&self) -> f64 {
-        self.contents
-            + self.flat_dirs
-            + self.flat_dir_deltas
-            + self.values_inodes
-            + self.values_inode_deltas
-            + self.tree_inodes
-            + self.tree_inode_deltas
-            + self.other
-    }
 }
 
 /// One background garbage collection during a replay.

@@ -15,7 +15,7 @@ use crate::pack::log::{Log, ReadFrame};
 use crate::pack::record::{invalid, kind, ChildRef, DecodeError, Reader};
 use crate::path::Step;
 use crate::tree::{
-    Bindings, Builder, Dir, DirBody, DiskPtr, Evicted, IPtr, Inode, InodeBody, Lineage, Persisted, Ptr, Value,
+    Bindings, Builder, Dir, DirBody, DiskPtr, Evicted, IPtr, Inode, InodeBody, Lineage, Persisted, Ptr, Spelling, Value,
 };
 
 /// A decoded object held by the cache.
@@ -248,11 +248,11 @@ impl Loader {
     /// `steps` or `slots` changed, and the lineage it gives: a delta of a full record is
     /// level 1; a delta of a level-1 delta is level 2, its changes since the full record
     /// those of both.
-    fn delta_at(
+    fn delta_at<S: Spelling>(
         &self,
         offset: u64,
         base: (&Persisted, &Lineage),
-        steps: Vec<Step>,
+        steps: &[S],
         slots: u64,
     ) -> (Persisted, Lineage) {
         let (base_at, base_lineage) = base;
@@ -263,8 +263,11 @@ impl Loader {
         }
         // As the writer's lineage of this version: the level-1 delta's, its changes marked.
         let mut lineage = base_lineage.derive(Some(base_at));
-        for s in &steps {
-            lineage.mark_step(s);
+        let mut spelled = Step::new();
+        for &s in steps {
+            spelled.resize(s.len(), 0);
+            s.write_to(&mut spelled);
+            lineage.mark_step(&spelled);
         }
         for slot in (0..64).filter(|i| slots & (1 << i) != 0) {
             lineage.mark_slot(slot);
@@ -397,7 +400,7 @@ impl Loader {
         }
         r.finish().map_err(&bad)?;
         self.tree_inode_size(at, count, slots.iter().all(|s| matches!(s, IPtr::Empty)))?;
-        let (p, lineage) = self.delta_at(at, based(&base_node.disk, &base_node.lineage), Vec::new(), changed);
+        let (p, lineage) = self.delta_at(at, based(&base_node.disk, &base_node.lineage), &[] as &[&[u8]], changed);
         Ok(Inode::loaded(depth, count, InodeBody::Tree(slots), hash, p, lineage))
     }
 

@@ -286,7 +286,8 @@ mod tests {
 
     use super::let_go;
     use crate::path::Step;
-    use crate::tree::node::{Dir, DirBody, Evicted, Lineage, Persisted, Ptr};
+    use crate::tree::lineage::Lineage;
+    use crate::tree::node::{Dir, DirBody, Evicted, Persisted, Ptr};
     use crate::tree::Bindings;
 
     /// A flat directory written at `offset` holding `children`, with a made-up hash.

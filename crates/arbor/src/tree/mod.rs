@@ -4,6 +4,7 @@ mod batched;
 mod bindings;
 mod evict;
 mod height;
+mod lineage;
 mod linked;
 mod memo;
 mod mutate;
@@ -20,12 +21,13 @@ use arbor_core::{ChildKind, Hash, InodeConfig};
 
 pub(crate) use bindings::{Bindings, Builder};
 pub(crate) use evict::{evict, let_go, Share};
+pub(crate) use lineage::{Lineage, Spelling};
 #[cfg(test)]
 pub(crate) use linked::Linked;
 use mutate::{Outcome, Reached};
 pub(crate) use node::{
-    hashing_alone, warm, Dir, DirBody, DiskPtr, Evicted, Held, IPtr, Inode, InodeBody, Lineage, Persisted, Ptr,
-    Reading, Source, Value,
+    hashing_alone, warm, Dir, DirBody, DiskPtr, Evicted, Held, IPtr, Inode, InodeBody, Persisted, Ptr, Reading, Source,
+    Value,
 };
 pub(crate) use ops::Ctx;
 pub(crate) use parts::{hash_units, Parts};

@@ -7,7 +7,8 @@ use std::sync::atomic::{fence, Ordering};
 use std::sync::Arc;
 
 use super::bindings::Bindings;
-use super::node::{Dir, DirBody, IPtr, Inode, InodeBody, Lineage, Persisted, Ptr};
+use super::lineage::Lineage;
+use super::node::{Dir, DirBody, IPtr, Inode, InodeBody, Persisted, Ptr};
 use super::ops::Ctx;
 use super::order::{may_be_first_change, same_child};
 use super::trail::Turn;

@@ -10,9 +10,9 @@ use std::sync::{Arc, OnceLock};
 
 use arbor_core::{contents_hash, flat_node_hash, inode_tree_hash, inode_values_hash, ChildKind, Hash};
 
-use super::bindings::{search_keyed, spelled, split, Bindings, IN_KEY};
+use super::bindings::Bindings;
+use super::lineage::Lineage;
 use super::linked::{Hashed, Linked};
-use super::ops::prefix_key;
 use super::order::Updates;
 use crate::error::Result;
 use crate::path::Step;
@@ -37,190 +37,6 @@ impl Persisted {
     /// A full record read at `offset` by store instance `store`.
     pub fn full(store: u64, offset: u64) -> Persisted {
         Persisted { store, offset, full: offset, seq: 0, level: 0 }
-    }
-}
-
-/// How a node differs from the full record it is a version of, so that writing it can append
-/// only what changed (a delta record, FORMAT.md 5.8) instead of every binding again.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Lineage {
-    /// The full record (FLAT_DIR, INODE_VALUES or INODE_TREE) this node is a version of.
-    pub base: Option<Persisted>,
-    /// Steps whose binding differs from the base (directories and Values inodes), sorted,
-    /// each with whether it also differs from the mid. One list for both: what changed since
-    /// the mid changed since the base too, and a change is then looked up once, not once in
-    /// each of two lists. A step of at most eight bytes is read from its key, a longer one
-    /// from the long steps: a step held whole (`Step`, 72 bytes inline) made a noted step 80
-    /// bytes, and those lists were a tenth of the fresh pages a replay at 10M values touched.
-    steps: Vec<Noted>,
-    /// The first eight bytes of each step of `steps`, zero-padded, in the same order: a
-    /// lookup probes these side by side (a node's first change in a block looks its step up
-    /// here, and its lineage is out of the processor's caches then). Then the steps longer
-    /// than eight bytes, end to end, in the order noted (one buffer: a third would take the
-    /// node out of its size class).
-    bytes: Vec<u8>,
-    /// Slots that differ from the base (Tree inodes), one bit each.
-    pub slots: u64,
-    /// A delta of `base` (level 1) this node is also a version of: the node may be written
-    /// as a delta of that delta. Boxed: most nodes have none.
-    pub mid: Option<Box<Mid>>,
-}
-
-/// A step a [`Lineage`] notes: where it is, and whether it changed since the mid.
-#[derive(Debug, Clone, Copy)]
-struct Noted {
-    /// Where the step starts among the lineage's long steps (when longer than eight bytes).
-    at: usize,
-    len: u32,
-    since_mid: bool,
-}
-
-/// A level-1 delta record a node descends from. The steps changed since it are flagged in
-/// [`Lineage`]'s list.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Mid {
-    /// The delta record's offset (same store as the base).
-    pub offset: u64,
-    /// Slots changed since that record (a subset of those changed since the base).
-    pub slots: u64,
-}
-
-impl Lineage {
-    /// The lineage of a level-1 delta of the full record `base` that changed `steps`
-    /// (sorted) or `slots`.
-    pub(crate) fn of_delta(base: Persisted, steps: Vec<Step>, slots: u64) -> Lineage {
-        let mut lineage = Lineage { base: Some(base), slots, ..Lineage::default() };
-        for step in &steps {
-            lineage.push_step(step, false);
-        }
-        lineage
-    }
-
-    /// The lineage a new version of a node starts from, given the record the node was last
-    /// written as or read from (None if changed since): a full record is the base; a delta
-    /// of it becomes the mid, its changes carried on; a delta of a delta changes nothing.
-    pub(crate) fn derive(&self, disk: Option<&Persisted>) -> Lineage {
-        match disk {
-            Some(p) if p.level == 0 => Lineage { base: Some(*p), ..Lineage::default() },
-            _ => {
-                let mut l = self.clone();
-                l.rebase(disk);
-                l
-            }
-        }
-    }
-
-    /// [`Lineage::derive`] in place, for a node changed where it is: a node changed again
-    /// since it was last written keeps its lineage as it is, without a copy of its changes.
-    fn rebase(&mut self, disk: Option<&Persisted>) {
-        match disk {
-            Some(p) if p.level == 0 => {
-                // Emptied, not dropped: the node's next changes refill the buffers without
-                // allocating (their growth from empty was a third of the time spent noting
-                // changes).
-                self.base = Some(*p);
-                self.steps.clear();
-                self.bytes.clear();
-                self.slots = 0;
-                self.mid = None;
-            }
-            Some(p) => {
-                self.base = Some(Persisted::full(p.store, p.full));
-                if p.level == 1 {
-                    let mid = Mid { offset: p.offset, slots: 0 };
-                    match &mut self.mid {
-                        Some(m) => **m = mid,
-                        None => self.mid = Some(Box::new(mid)),
-                    }
-                    for noted in &mut self.steps {
-                        noted.since_mid = false;
-                    }
-                }
-            }
-            None => {}
-        }
-    }
-
-    /// Notes that the binding named `step` changed.
-    pub fn mark_step(&mut self, step: &[u8]) {
-        let since_mid = self.mid.is_some();
-        match self.find_step(step) {
-            Ok(i) => self.steps[i].since_mid |= since_mid,
-            Err(i) => self.insert_step(i, step, since_mid),
-        }
-    }
-
-    /// Notes `step` at `i` in the sorted steps.
-    fn insert_step(&mut self, i: usize, step: &[u8], since_mid: bool) {
-        room_for_one_more(&mut self.steps);
-        let keys_end = IN_KEY * self.steps.len();
-        let long = if step.len() > IN_KEY { step.len() } else { 0 };
-        let need = IN_KEY + long;
-        if self.bytes.len() + need > self.bytes.capacity() {
-            self.bytes.reserve_exact(need.max(self.bytes.len()));
-        }
-        let at = self.bytes.len() - keys_end;
-        self.bytes.extend_from_slice(&step[..long]);
-        // The key goes among the keys, before the long steps: what follows moves up.
-        let end = self.bytes.len();
-        self.bytes.extend_from_slice(&[0; IN_KEY]);
-        self.bytes.copy_within(IN_KEY * i..end, IN_KEY * (i + 1));
-        self.bytes[IN_KEY * i..IN_KEY * (i + 1)].copy_from_slice(&prefix_key(step).to_be_bytes());
-        self.steps.insert(i, Noted { at, len: step.len() as u32, since_mid });
-    }
-
-    /// Appends `step`, which sorts after every step noted (a delta record's steps, in order).
-    fn push_step(&mut self, step: &[u8], since_mid: bool) {
-        debug_assert!(self.steps.is_empty() || self.step(self.steps.len() - 1) < step, "in order");
-        self.insert_step(self.steps.len(), step, since_mid);
-    }
-
-    /// The `i`-th step noted (kept as a binding list keeps its steps: `bindings::spelled`).
-    fn step(&self, i: usize) -> &[u8] {
-        let (keys, long) = split(&self.bytes, self.steps.len());
-        let Noted { at, len, .. } = self.steps[i];
-        spelled(&keys[i], len as usize, at, long)
-    }
-
-    /// Whether the binding named `step` is noted as changed, since the base and since the mid.
-    pub fn noted(&self, step: &[u8]) -> bool {
-        self.find_step(step).is_ok_and(|i| self.mid.is_none() || self.steps[i].since_mid)
-    }
-
-    /// The steps changed since the base, or with `since_mid` since the mid, in order.
-    pub fn changed_steps(&self, since_mid: bool) -> impl Iterator<Item = &[u8]> + Clone {
-        (0..self.steps.len()).filter(move |&i| !since_mid || self.steps[i].since_mid).map(|i| self.step(i))
-    }
-
-    /// How many steps changed since the base, and since the mid (0 without one).
-    pub fn step_changes(&self) -> (usize, usize) {
-        let since_mid = if self.mid.is_some() { self.changed_steps(true).count() } else { 0 };
-        (self.steps.len(), since_mid)
-    }
-
-    /// Where `step` is in the sorted steps, or where it would go.
-    fn find_step(&self, step: &[u8]) -> std::result::Result<usize, usize> {
-        search_keyed(split(&self.bytes, self.steps.len()).0, step, |i| self.step(i))
-    }
-
-    /// Notes that slot `slot` changed.
-    pub fn mark_slot(&mut self, slot: usize) {
-        self.slots |= 1 << slot;
-        if let Some(m) = &mut self.mid {
-            m.slots |= 1 << slot;
-        }
-    }
-}
-
-/// Makes room for one more element in a list of a node's changes, with room for one, then two,
-/// then four. A `Vec` grows from empty to room for four at once: most nodes a block changes
-/// have one or two steps changed (an account's balance and counter, one contract of a Values
-/// inode), and with a step noted 80 bytes, the lists of each changed directory, its lineage's
-/// and its updates', took 640 bytes for one step. At 10M values those two lists were 15% of the
-/// fresh pages the replay touched (`perf record -e page-faults -c 1 -g`).
-pub(crate) fn room_for_one_more<T>(list: &mut Vec<T>) {
-    if list.len() == list.capacity() && list.len() < 4 {
-        list.reserve_exact(list.len().max(1));
     }
 }
 
@@ -888,32 +704,6 @@ pub(crate) enum Evicted {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// The steps a lineage notes, looked up by their keys, are the ones marked, in order,
-    /// among steps that share their first eight bytes or are prefixes of one another.
-    #[test]
-    fn a_lineage_notes_the_steps_marked() {
-        let mut rng = arbor_core::toolbox::SplitMix64::new(5);
-        let alphabet = [0u8, 1, b'a', 0xff];
-        for _ in 0..200 {
-            let mut lineage = Lineage::of_delta(Persisted::full(1, 100), Vec::new(), 0);
-            let mut model = std::collections::BTreeSet::new();
-            for _ in 0..rng.below(30) {
-                let len = 1 + rng.below(12) as usize;
-                let step: Vec<u8> = (0..len).map(|_| alphabet[rng.below(4) as usize]).collect();
-                lineage.mark_step(&step);
-                model.insert(step);
-            }
-            let noted: Vec<&[u8]> = lineage.changed_steps(false).collect();
-            assert_eq!(noted, model.iter().map(Vec::as_slice).collect::<Vec<_>>());
-            for step in &model {
-                assert!(lineage.noted(step));
-                let mut longer = step.clone();
-                longer.push(0);
-                assert_eq!(lineage.noted(&longer), model.contains(&longer));
-            }
-        }
-    }
 
     /// A directory or an inode, with its `Arc`'s two counts, fills mimalloc's 256-byte size
     /// class: eight bytes more (a counter in the lineage) put every node in the 320-byte class

@@ -19,7 +19,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use arbor_core::order::{irmin_fold_order_after_updates, irmin_order, Update};
 
 use super::bindings::Bindings;
-use super::node::{room_for_one_more, Dir, DirBody, Entry, Ptr};
+use super::node::{Dir, DirBody, Entry, Ptr};
 use super::ops::Ctx;
 use crate::error::Result;
 
@@ -249,4 +249,16 @@ fn each_of<'a>(
         }
     }
     Ok(())
+}
+
+/// Makes room for one more element in a list of a directory's updates, with room for one, then
+/// two, then four. A `Vec` grows from empty to room for four at once: most directories a block
+/// changes have one or two steps changed (an account's balance and counter), and with a step
+/// noted 80 bytes, the lists of each changed directory (its lineage's then, and its updates')
+/// took 640 bytes for one step. At 10M values those two lists were 15% of the
+/// fresh pages the replay touched (`perf record -e page-faults -c 1 -g`).
+fn room_for_one_more<T>(list: &mut Vec<T>) {
+    if list.len() == list.capacity() && list.len() < 4 {
+        list.reserve_exact(list.len().max(1));
+    }
 }

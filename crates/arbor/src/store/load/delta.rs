@@ -15,8 +15,7 @@ use std::cmp::Ordering;
 use crate::error::{Corruption, Result};
 use crate::pack::log::ReadFrame;
 use crate::pack::record::{invalid, kind, ChildRef, Reader, StepRef};
-use crate::path::Step;
-use crate::tree::{Bindings, Builder, DirBody, InodeBody, Lineage, Persisted, Ptr};
+use crate::tree::{Bindings, Builder, DirBody, InodeBody, Lineage, Persisted, Ptr, Spelling};
 
 use super::{based, long_steps_guess, Cached, Loader, Object};
 
@@ -119,8 +118,8 @@ struct Merged<'a> {
     next_change: Option<(StepRef<'a>, Option<ChildRef<'a>>)>,
     at: u64,
     left: usize,
-    /// The changed steps, spelled out, in order (for the node's lineage).
-    steps: Vec<Step>,
+    /// The changed steps as their record holds them, in order (for the node's lineage).
+    steps: Vec<StepRef<'a>>,
     recorded: u64,
     yielded: u64,
 }
@@ -145,12 +144,11 @@ impl<'a> Merged<'a> {
             if self.next_change.is_none() && self.left > 0 {
                 self.left -= 1;
                 let (step, child) = self.changes.change_ref().map_err(loader.bad(self.at))?;
-                let spelled = step.to_step();
-                if self.steps.last().is_some_and(|prev| prev[..] >= spelled[..]) {
+                if self.steps.last().is_some_and(|prev| prev.cmp_spelled(step) != Ordering::Less) {
                     let kind = Corruption::OutOfOrder { what: "changes", index: self.steps.len() };
                     return Err(loader.corrupt(self.at, kind));
                 }
-                self.steps.push(spelled);
+                self.steps.push(step);
                 self.next_change = Some((step, child));
             }
             if self.next_base.is_none() {
@@ -183,6 +181,16 @@ impl<'a> Merged<'a> {
                 return Ok(Some(Binding { step, child: Child::Record(child, self.at) }));
             }
         }
+    }
+}
+
+/// A changed step goes to the node's lineage spelled straight from its record.
+impl Spelling for StepRef<'_> {
+    fn len(self) -> usize {
+        StepRef::len(self)
+    }
+    fn write_to(self, out: &mut [u8]) {
+        StepRef::write_to(self, out);
     }
 }
 
@@ -278,12 +286,12 @@ impl Loader {
                     return Err(self.bad(base)(invalid("binding count of a values inode", inner.yielded)));
                 }
                 let inner_steps = std::mem::take(&mut inner.steps);
-                let (at1, lineage1) = self.delta_at(base, (&place.at, &place.lineage), inner_steps, 0);
+                let (at1, lineage1) = self.delta_at(base, (&place.at, &place.lineage), &inner_steps, 0);
                 Place { at: at1, lineage: lineage1 }
             }
             _ => place,
         };
-        let (p, lineage) = self.delta_at(at, (&place.at, &place.lineage), steps, 0);
+        let (p, lineage) = self.delta_at(at, (&place.at, &place.lineage), &steps, 0);
         Ok((out.finish(), p, lineage))
     }
 

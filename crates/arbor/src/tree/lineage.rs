@@ -1,0 +1,360 @@
+//! How a node differs from the full record it is a version of ([`Lineage`]), so that writing
+//! it can append only what changed (a delta record, FORMAT.md 5.8) instead of every binding
+//! again.
+//!
+//! The steps a lineage notes live in one buffer: their keys, eight bytes each, side by side
+//! for searching; then where each step is, eight bytes each; then the steps longer than eight
+//! bytes, end to end:
+//!
+//! ```text
+//! | key 0 | key 1 | ... | note 0 | note 1 | ... | long steps ... |
+//!   8 B each              8 B each: position among the long steps (31 bits) and
+//!                         "changed since the mid" (1 bit), then length (32 bits)
+//! ```
+//!
+//! Two buffers (the notes, and the keys with the long steps) cost a node that changes two
+//! allocations and up to four growths: at 30M values, growing them was half of the time spent
+//! noting changes, and a delta read cold noted its steps one by one, moving every long step
+//! noted before for each new one. Now a node's first change makes room for two short steps
+//! at once (an account's balance and counter), and a delta read from the log gets its
+//! lineage in one allocation of the exact size.
+
+use super::bindings::{search_keyed, spelled, split, IN_KEY};
+use super::node::Persisted;
+use super::ops::prefix_key;
+
+/// Bytes a noted step takes besides its long bytes: its key and its note.
+const PER_STEP: usize = 2 * IN_KEY;
+
+/// The flag of a note's position word: the step changed since the mid too.
+const SINCE_MID: u32 = 1 << 31;
+
+/// The most bytes a lineage's long steps may take: a note keeps their position in 31 bits.
+const MAX_LONG_BYTES: usize = (SINCE_MID - 1) as usize;
+
+/// How a node differs from the full record it is a version of.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Lineage {
+    /// The full record (FLAT_DIR, INODE_VALUES or INODE_TREE) this node is a version of.
+    pub base: Option<Persisted>,
+    /// Steps whose binding differs from the base (directories and Values inodes), sorted,
+    /// each with whether it also differs from the mid, laid out as the module says. One list
+    /// for both: what changed since the mid changed since the base too, and a change is then
+    /// looked up once.
+    noted: Vec<u8>,
+    /// How many steps `noted` holds.
+    steps: u32,
+    /// Slots that differ from the base (Tree inodes), one bit each.
+    pub slots: u64,
+    /// A delta of `base` (level 1) this node is also a version of: the node may be written
+    /// as a delta of that delta. Boxed: most nodes have none.
+    pub mid: Option<Box<Mid>>,
+}
+
+/// A level-1 delta record a node descends from. The steps changed since it are flagged in
+/// [`Lineage`]'s list.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Mid {
+    /// The delta record's offset (same store as the base).
+    pub offset: u64,
+    /// Slots changed since that record (a subset of those changed since the base).
+    pub slots: u64,
+}
+
+/// A step as a lineage can take it without its bytes spelled out first: its length, and how
+/// to write it (a step packed in a record is spelled straight into the lineage).
+pub(crate) trait Spelling: Copy {
+    /// The step's length in bytes.
+    fn len(self) -> usize;
+    /// Writes the step to `out`, exactly [`Spelling::len`] bytes.
+    fn write_to(self, out: &mut [u8]);
+}
+
+impl Spelling for &[u8] {
+    fn len(self) -> usize {
+        <[u8]>::len(self)
+    }
+    fn write_to(self, out: &mut [u8]) {
+        out.copy_from_slice(self);
+    }
+}
+
+impl Lineage {
+    /// The lineage of a level-1 delta of the full record `base` that changed `steps` (sorted,
+    /// distinct) or `slots`: one buffer of the exact size.
+    pub(crate) fn of_delta<S: Spelling>(base: Persisted, steps: &[S], slots: u64) -> Lineage {
+        let long: usize = steps.iter().map(|s| s.len()).filter(|&n| n > IN_KEY).sum();
+        let mut lineage = Lineage { base: Some(base), slots, ..Lineage::default() };
+        if long > MAX_LONG_BYTES {
+            // Too many to note: the node is written whole next time.
+            return Lineage::forgotten();
+        }
+        let n = steps.len();
+        let mut noted = vec![0; PER_STEP * n + long];
+        let (keys, rest) = noted.split_at_mut(IN_KEY * n);
+        let (notes, long_steps) = rest.split_at_mut(IN_KEY * n);
+        let mut at = 0;
+        for (i, s) in steps.iter().enumerate() {
+            let len = s.len();
+            let key = &mut keys[IN_KEY * i..IN_KEY * (i + 1)];
+            if len <= IN_KEY {
+                s.write_to(&mut key[..len]);
+            } else {
+                let step = &mut long_steps[at..at + len];
+                s.write_to(step);
+                key.copy_from_slice(&step[..IN_KEY]);
+            }
+            notes[IN_KEY * i..IN_KEY * (i + 1)].copy_from_slice(&note(if len > IN_KEY { at } else { 0 }, len, false));
+            if len > IN_KEY {
+                at += len;
+            }
+        }
+        lineage.noted = noted;
+        lineage.steps = n as u32;
+        debug_assert!((1..n).all(|i| lineage.step(i - 1) < lineage.step(i)), "steps of a delta sorted");
+        lineage
+    }
+
+    /// A lineage that notes nothing and has no base: its node is written whole.
+    fn forgotten() -> Lineage {
+        Lineage::default()
+    }
+
+    /// The lineage a new version of a node starts from, given the record the node was last
+    /// written as or read from (None if changed since): a full record is the base; a delta
+    /// of it becomes the mid, its changes carried on; a delta of a delta changes nothing.
+    pub(crate) fn derive(&self, disk: Option<&Persisted>) -> Lineage {
+        match disk {
+            Some(p) if p.level == 0 => Lineage { base: Some(*p), ..Lineage::default() },
+            _ => {
+                let mut l = self.clone();
+                l.rebase(disk);
+                l
+            }
+        }
+    }
+
+    /// [`Lineage::derive`] in place, for a node changed where it is: a node changed again
+    /// since it was last written keeps its lineage as it is, without a copy of its changes.
+    pub(super) fn rebase(&mut self, disk: Option<&Persisted>) {
+        match disk {
+            Some(p) if p.level == 0 => {
+                // Emptied, not dropped: the node's next changes refill the buffer without
+                // allocating.
+                self.base = Some(*p);
+                self.noted.clear();
+                self.steps = 0;
+                self.slots = 0;
+                self.mid = None;
+            }
+            Some(p) => {
+                self.base = Some(Persisted::full(p.store, p.full));
+                if p.level == 1 {
+                    let mid = Mid { offset: p.offset, slots: 0 };
+                    match &mut self.mid {
+                        Some(m) => **m = mid,
+                        None => self.mid = Some(Box::new(mid)),
+                    }
+                    for i in 0..self.len() {
+                        let word = self.note_at(i);
+                        let first = u32::from_le_bytes(word[..4].try_into().expect("four bytes")) & !SINCE_MID;
+                        word[..4].copy_from_slice(&first.to_le_bytes());
+                    }
+                }
+            }
+            None => {}
+        }
+    }
+
+    /// Notes that the binding named `step` changed. A node without a base is written whole,
+    /// so it notes nothing.
+    pub fn mark_step(&mut self, step: &[u8]) {
+        if self.base.is_none() {
+            return;
+        }
+        let since_mid = self.mid.is_some();
+        match self.find_step(step) {
+            Ok(i) if since_mid => {
+                let word = self.note_at(i);
+                let first = u32::from_le_bytes(word[..4].try_into().expect("four bytes")) | SINCE_MID;
+                word[..4].copy_from_slice(&first.to_le_bytes());
+            }
+            Ok(_) => {}
+            Err(i) => self.insert_step(i, step, since_mid),
+        }
+    }
+
+    /// Number of steps noted.
+    fn len(&self) -> usize {
+        self.steps as usize
+    }
+
+    /// The note of the `i`-th step, to change its flag.
+    fn note_at(&mut self, i: usize) -> &mut [u8] {
+        let at = IN_KEY * (self.len() + i);
+        &mut self.noted[at..at + IN_KEY]
+    }
+
+    /// The `i`-th step's note: where it is among the long steps, its length, and whether it
+    /// changed since the mid.
+    fn note_of(&self, i: usize) -> (usize, usize, bool) {
+        let at = IN_KEY * (self.len() + i);
+        let word: [u8; IN_KEY] = self.noted[at..at + IN_KEY].try_into().expect("eight bytes");
+        let first = u32::from_le_bytes(word[..4].try_into().expect("four bytes"));
+        let len = u32::from_le_bytes(word[4..].try_into().expect("four bytes"));
+        ((first & !SINCE_MID) as usize, len as usize, first & SINCE_MID != 0)
+    }
+
+    /// Notes `step` at `i` in the sorted steps.
+    fn insert_step(&mut self, i: usize, step: &[u8], since_mid: bool) {
+        let n = self.len();
+        let keys_end = IN_KEY * n;
+        let notes_end = PER_STEP * n;
+        let old_end = self.noted.len();
+        let long_before = old_end - notes_end;
+        let long = if step.len() > IN_KEY { step.len() } else { 0 };
+        if long_before + long > MAX_LONG_BYTES {
+            *self = Lineage::forgotten();
+            return;
+        }
+        let need = PER_STEP + long;
+        if old_end + need > self.noted.capacity() {
+            // A first change makes room for a second short one (most changed nodes change
+            // one or two bindings); later ones double the buffer.
+            let room = if old_end == 0 { need + PER_STEP } else { need.max(old_end) };
+            self.noted.reserve_exact(room);
+        }
+        self.noted.resize(old_end + PER_STEP, 0);
+        self.noted.extend_from_slice(&step[..long]);
+        let b = &mut self.noted;
+        // Highest first, each part to its place in the longer list: the long steps up by a
+        // key and a note, the notes from `i` on by the same, the notes before `i` and the
+        // keys from `i` on by a key.
+        b.copy_within(notes_end..old_end, notes_end + PER_STEP);
+        b.copy_within(keys_end + IN_KEY * i..notes_end, keys_end + IN_KEY * i + PER_STEP);
+        b.copy_within(keys_end..keys_end + IN_KEY * i, keys_end + IN_KEY);
+        b.copy_within(IN_KEY * i..keys_end, IN_KEY * (i + 1));
+        b[IN_KEY * i..IN_KEY * (i + 1)].copy_from_slice(&prefix_key(step).to_be_bytes());
+        let at_note = keys_end + IN_KEY + IN_KEY * i;
+        b[at_note..at_note + IN_KEY].copy_from_slice(&note(
+            if long > 0 { long_before } else { 0 },
+            step.len(),
+            since_mid,
+        ));
+        self.steps += 1;
+    }
+
+    /// The `i`-th step noted (kept as a binding list keeps its steps: `bindings::spelled`).
+    fn step(&self, i: usize) -> &[u8] {
+        let n = self.len();
+        let (keys, _) = split(&self.noted, n);
+        let (at, len, _) = self.note_of(i);
+        spelled(&keys[i], len, at, &self.noted[PER_STEP * n..])
+    }
+
+    /// Whether the binding named `step` is noted as changed, since the base and since the mid.
+    pub fn noted(&self, step: &[u8]) -> bool {
+        self.find_step(step).is_ok_and(|i| self.mid.is_none() || self.note_of(i).2)
+    }
+
+    /// The steps changed since the base, or with `since_mid` since the mid, in order.
+    pub fn changed_steps(&self, since_mid: bool) -> impl Iterator<Item = &[u8]> + Clone {
+        (0..self.len()).filter(move |&i| !since_mid || self.note_of(i).2).map(|i| self.step(i))
+    }
+
+    /// How many steps changed since the base, and since the mid (0 without one).
+    pub fn step_changes(&self) -> (usize, usize) {
+        let since_mid = if self.mid.is_some() { self.changed_steps(true).count() } else { 0 };
+        (self.len(), since_mid)
+    }
+
+    /// Where `step` is in the sorted steps, or where it would go.
+    fn find_step(&self, step: &[u8]) -> std::result::Result<usize, usize> {
+        search_keyed(split(&self.noted, self.len()).0, step, |i| self.step(i))
+    }
+
+    /// Notes that slot `slot` changed.
+    pub fn mark_slot(&mut self, slot: usize) {
+        self.slots |= 1 << slot;
+        if let Some(m) = &mut self.mid {
+            m.slots |= 1 << slot;
+        }
+    }
+
+    /// Whether this lineage notes the same changes as `other` (tests).
+    #[cfg(test)]
+    fn same_steps(&self, other: &[&[u8]]) -> bool {
+        self.changed_steps(false).eq(other.iter().copied())
+    }
+}
+
+/// A note: a long step's position among the long steps (0 for a short step), its length, and
+/// whether it changed since the mid.
+fn note(at: usize, len: usize, since_mid: bool) -> [u8; IN_KEY] {
+    debug_assert!(at <= MAX_LONG_BYTES, "checked by the caller");
+    let first = at as u32 | if since_mid { SINCE_MID } else { 0 };
+    let mut word = [0; IN_KEY];
+    word[..4].copy_from_slice(&first.to_le_bytes());
+    // A step's length fits in 32 bits: a binding list refuses longer steps (`MAX_STEP_BYTES`).
+    word[4..].copy_from_slice(&(len as u32).to_le_bytes());
+    word
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The steps a lineage notes, looked up by their keys, are the ones marked, in order,
+    /// among steps that share their first eight bytes or are prefixes of one another; a
+    /// lineage built at once from a delta's steps notes the same steps.
+    #[test]
+    fn a_lineage_notes_the_steps_marked() {
+        let mut rng = arbor_core::toolbox::SplitMix64::new(5);
+        let alphabet = [0u8, 1, b'a', 0xff];
+        for _ in 0..200 {
+            let mut lineage = Lineage::of_delta::<&[u8]>(Persisted::full(1, 100), &[], 0);
+            let mut model = std::collections::BTreeSet::new();
+            for _ in 0..rng.below(30) {
+                let len = 1 + rng.below(12) as usize;
+                let step: Vec<u8> = (0..len).map(|_| alphabet[rng.below(4) as usize]).collect();
+                lineage.mark_step(&step);
+                model.insert(step);
+            }
+            let sorted: Vec<&[u8]> = model.iter().map(Vec::as_slice).collect();
+            assert!(lineage.same_steps(&sorted));
+            assert!(Lineage::of_delta(Persisted::full(1, 100), &sorted, 0).same_steps(&sorted));
+            for step in &model {
+                assert!(lineage.noted(step));
+                let mut longer = step.clone();
+                longer.push(0);
+                assert_eq!(lineage.noted(&longer), model.contains(&longer));
+            }
+        }
+    }
+
+    /// Once a mid is set (the node was read from a level-1 delta), a step noted before is not
+    /// changed since the mid until marked again, and one marked after is.
+    #[test]
+    fn changes_since_the_mid_are_flagged() {
+        let base = Persisted::full(1, 100);
+        let long: &[u8] = b"a-step-longer-than-eight-bytes";
+        let mut lineage = Lineage::of_delta(base, &[long, &b"balance"[..]], 0);
+        let mid = Persisted { store: 1, offset: 200, full: 100, seq: 0, level: 1 };
+        lineage.rebase(Some(&mid));
+        assert_eq!(lineage.step_changes(), (2, 0));
+        lineage.mark_step(long);
+        lineage.mark_step(b"counter");
+        assert_eq!(lineage.step_changes(), (3, 2));
+        assert_eq!(lineage.changed_steps(true).collect::<Vec<_>>(), vec![long, &b"counter"[..]]);
+        assert!(lineage.noted(long) && lineage.noted(b"counter") && !lineage.noted(b"balance"));
+    }
+
+    /// A node without a base is written whole: marking a step notes nothing.
+    #[test]
+    fn a_lineage_without_a_base_notes_nothing() {
+        let mut lineage = Lineage::default();
+        lineage.mark_step(b"balance");
+        assert_eq!(lineage.step_changes(), (0, 0));
+        assert!(lineage.noted.is_empty());
+    }
+}

@@ -172,6 +172,12 @@ pub(crate) trait Input {
     /// Appends `n` as LEB128.
     #[inline(always)]
     fn put_leb(&mut self, n: u64) {
+        // Nearly every number of a node's encoding (a step's length, a slot, a count) is
+        // below 128: one byte, put as a constant-length piece.
+        if n < 0x80 {
+            self.put_byte(n as u8);
+            return;
+        }
         let mut buf = [0u8; crate::leb128::MAX_LEN];
         let len = crate::leb128::encode_u64(n, &mut buf);
         self.put(&buf[..len]);

@@ -147,7 +147,22 @@ impl<'a> Cursor<'a> {
 
     /// An unsigned LEB128 integer of at most 64 bits (redundant trailing zero groups are
     /// accepted, as [`leb128::read_u64`] does).
+    // Inlined for its first test: nearly every number a record holds (a step's length, a
+    // count, a short back distance) is one byte.
+    #[inline]
     pub fn leb128(&mut self) -> Result<u64, CursorError> {
+        match self.buf.get(self.pos) {
+            Some(&b) if b < 0x80 => {
+                self.pos += 1;
+                Ok(u64::from(b))
+            }
+            _ => self.leb128_long(),
+        }
+    }
+
+    /// [`Cursor::leb128`] past its one-byte case.
+    #[inline(never)]
+    fn leb128_long(&mut self) -> Result<u64, CursorError> {
         let at = self.pos;
         let rest = self.rest();
         match leb128::read_u64(rest) {

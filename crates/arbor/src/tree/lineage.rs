@@ -156,9 +156,7 @@ impl Lineage {
                         None => self.mid = Some(Box::new(mid)),
                     }
                     for i in 0..self.len() {
-                        let word = self.note_at(i);
-                        let first = u32::from_le_bytes(word[..4].try_into().expect("four bytes")) & !SINCE_MID;
-                        word[..4].copy_from_slice(&first.to_le_bytes());
+                        self.set_since_mid(i, false);
                     }
                 }
             }
@@ -174,11 +172,7 @@ impl Lineage {
         }
         let since_mid = self.mid.is_some();
         match self.find_step(step) {
-            Ok(i) if since_mid => {
-                let word = self.note_at(i);
-                let first = u32::from_le_bytes(word[..4].try_into().expect("four bytes")) | SINCE_MID;
-                word[..4].copy_from_slice(&first.to_le_bytes());
-            }
+            Ok(i) if since_mid => self.set_since_mid(i, true),
             Ok(_) => {}
             Err(i) => self.insert_step(i, step, since_mid),
         }
@@ -189,10 +183,13 @@ impl Lineage {
         self.steps as usize
     }
 
-    /// The note of the `i`-th step, to change its flag.
-    fn note_at(&mut self, i: usize) -> &mut [u8] {
+    /// Sets or clears the `i`-th step's "changed since the mid" flag.
+    fn set_since_mid(&mut self, i: usize, on: bool) {
         let at = IN_KEY * (self.len() + i);
-        &mut self.noted[at..at + IN_KEY]
+        let word = &mut self.noted[at..at + 4];
+        let first = u32::from_le_bytes(word[..].try_into().expect("four bytes"));
+        let first = if on { first | SINCE_MID } else { first & !SINCE_MID };
+        word.copy_from_slice(&first.to_le_bytes());
     }
 
     /// The `i`-th step's note: where it is among the long steps, its length, and whether it

@@ -29,12 +29,17 @@ pub fn caml_hash(seed: u32, s: &[u8]) -> u32 {
     for w in &mut words {
         h = mix(h, u32::from_le_bytes([w[0], w[1], w[2], w[3]]));
     }
-    let tail = words.remainder();
-    if !tail.is_empty() {
-        // The 1-3 trailing bytes form one zero-padded little-endian word.
-        let mut w = [0u8; 4];
-        w[..tail.len()].copy_from_slice(tail);
-        h = mix(h, u32::from_le_bytes(w));
+    // The 1-3 trailing bytes form one zero-padded little-endian word, gathered byte by byte:
+    // a copy of their variable length into a padded word was a call to `memcpy` for each
+    // inode slot a walk computed (most steps' lengths are not multiples of four).
+    let tail = match *words.remainder() {
+        [] => None,
+        [a] => Some(u32::from(a)),
+        [a, b] => Some(u32::from(a) | u32::from(b) << 8),
+        [a, b, c, ..] => Some(u32::from(a) | u32::from(b) << 8 | u32::from(c) << 16),
+    };
+    if let Some(w) = tail {
+        h = mix(h, w);
     }
     // OCaml mixes in the length as a 32-bit value (truncating on purpose).
     h ^= s.len() as u32;
@@ -49,6 +54,34 @@ mod tests {
     fn published_check_values() {
         assert_eq!(caml_hash(0, b"a"), 721_651_713);
         assert_eq!(caml_hash(0, b"abcdef"), 926_323_203);
+    }
+
+    /// The tail gathered byte by byte is the zero-padded little-endian word it was read as
+    /// before, for every tail length and byte value that matters (high bits set included).
+    #[test]
+    fn tail_bytes_make_the_padded_word() {
+        fn padded_word_hash(seed: u32, s: &[u8]) -> u32 {
+            let mut h = seed;
+            let mut words = s.chunks_exact(4);
+            for w in &mut words {
+                h = super::mix(h, u32::from_le_bytes([w[0], w[1], w[2], w[3]]));
+            }
+            let tail = words.remainder();
+            if !tail.is_empty() {
+                let mut w = [0u8; 4];
+                w[..tail.len()].copy_from_slice(tail);
+                h = super::mix(h, u32::from_le_bytes(w));
+            }
+            h ^= s.len() as u32;
+            super::final_mix(h) & 0x3FFF_FFFF
+        }
+        let bytes: alloc::vec::Vec<u8> = (0..16u32).map(|i| (i * 37 + 0x80) as u8).collect();
+        for len in 0..=bytes.len() {
+            for seed in [0, 1, 5] {
+                let s = &bytes[..len];
+                assert_eq!(caml_hash(seed, s), padded_word_hash(seed, s), "length {len}, seed {seed}");
+            }
+        }
     }
 
     #[test]

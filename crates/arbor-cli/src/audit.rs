@@ -1,12 +1,15 @@
 //! `arbor audit`: the context audit of section 3 of Tarides' "Tezos Context Lima Performance
 //! Audit" (July 2023) over one commit's state (content
 //! sizes, directory fan-out, inlined versus separate values, bytes per object kind) and the
-//! zstd compression ratio of the whole log.
+//! zstd compression ratio of the whole log; or, with `--appended-after`, what the records
+//! written after a commit are, by kind and by field.
 
 use std::io::{Read, Write};
 
 use clap::Args;
 use serde_json::json;
+
+use arbor::store::Appended;
 
 use crate::common::{resolve_commit, StoreArg};
 use crate::error::CliResult;
@@ -24,6 +27,10 @@ pub struct AuditArgs {
     /// Audit every commit's objects, not one commit's state.
     #[arg(long, conflicts_with = "commit")]
     all: bool,
+    /// Instead of a state, the records written after this commit (to the end of the log), by
+    /// kind and by field of the format: where the bytes the next commits appended go.
+    #[arg(long, value_name = "REV", value_parser = parse_rev, conflicts_with_all = ["commit", "all"])]
+    appended_after: Option<Rev>,
     /// zstd level for the compression ratio.
     #[arg(long, default_value_t = 3)]
     zstd_level: i32,
@@ -59,6 +66,10 @@ impl AuditArgs {
     /// Runs the audit and prints it.
     pub fn run(self, out: &mut dyn Write) -> CliResult {
         let store = self.store.open_read_only()?;
+        if let Some(rev) = &self.appended_after {
+            let after = rev.resolve(&store)?;
+            return appended(&store.appended_after(&after)?, &after, self.json, out);
+        }
         let (stats, commit) = if self.all {
             (store.stats()?, None)
         } else {
@@ -120,6 +131,47 @@ impl AuditArgs {
         writeln!(out, "log: {raw} bytes; zstd level {}: {packed} bytes, ratio {ratio:.2}x", self.zstd_level)?;
         Ok(())
     }
+}
+
+/// Prints what the records after commit `after` are: by kind, then by field, each with its
+/// share and its mean per commit.
+fn appended(a: &arbor::store::Appended, after: &arbor::Hash, as_json: bool, out: &mut dyn Write) -> CliResult {
+    let per_commit = |n: u64| if a.commits == 0 { 0.0 } else { n as f64 / a.commits as f64 };
+    let total = a.fields.total();
+    let kinds = Appended::KIND_NAMES.iter().zip(&a.kinds).filter(|(_, k)| k.records > 0);
+    if as_json {
+        let kinds: serde_json::Map<String, serde_json::Value> =
+            kinds.map(|(name, k)| (name.replace(' ', "_"), json!({"records": k.records, "bytes": k.bytes}))).collect();
+        let fields: serde_json::Map<String, serde_json::Value> =
+            a.fields.named().iter().map(|(name, n)| (name.replace(' ', "_"), json!(n))).collect();
+        let v =
+            json!({"after": json::hash(after), "commits": a.commits, "bytes": total, "kinds": kinds, "fields": fields});
+        return json::print(out, &v);
+    }
+    writeln!(out, "records appended after commit {after}: {total} bytes, {} commits", a.commits)?;
+    writeln!(out, "by kind:")?;
+    writeln!(
+        out,
+        "  {:<24}{:>12}{:>14}{:>10}{:>16}{:>14}",
+        "kind", "records", "bytes", "share %", "records/commit", "bytes/commit"
+    )?;
+    for (name, k) in kinds {
+        writeln!(
+            out,
+            "  {name:<24}{:>12}{:>14}{:>10.2}{:>16.1}{:>14.1}",
+            k.records,
+            k.bytes,
+            percent(k.bytes, total),
+            per_commit(k.records),
+            per_commit(k.bytes)
+        )?;
+    }
+    writeln!(out, "by field:")?;
+    writeln!(out, "  {:<24}{:>14}{:>10}{:>14}", "field", "bytes", "share %", "bytes/commit")?;
+    for (name, n) in a.fields.named() {
+        writeln!(out, "  {name:<24}{n:>14}{:>10.2}{:>14.1}", percent(n, total), per_commit(n))?;
+    }
+    Ok(())
 }
 
 /// Total and zstd-compressed bytes of every chunk file, compressed in independent 1 MiB blocks

@@ -77,6 +77,24 @@ fn every_reporting_command_speaks_json() {
     assert_eq!(audit["commit"], c2.to_string());
     assert_eq!(audit["inlined_values"].as_u64().unwrap() + audit["separate_values"].as_u64().unwrap(), 3);
 
+    // What the second commit appended: its records, by kind and by field, each byte once.
+    let appended = json(&s, &["audit", "--appended-after", &c1.to_string()]);
+    assert_eq!(appended["commits"], 1);
+    let sum = |key: &str| {
+        appended[key]
+            .as_object()
+            .unwrap()
+            .values()
+            .map(|v| v.as_u64().unwrap_or_else(|| v["bytes"].as_u64().unwrap()))
+            .sum::<u64>()
+    };
+    assert_eq!(sum("fields"), appended["bytes"].as_u64().unwrap());
+    assert_eq!(sum("kinds"), appended["bytes"].as_u64().unwrap());
+    assert_eq!(appended["kinds"]["commits"]["records"], 1);
+    assert!(appended["fields"]["inline_values"].as_u64().unwrap() >= 1, "b's value is inline");
+    let last = json(&s, &["audit", "--appended-after", &c2.to_string()]);
+    assert_eq!(last["commits"], 0);
+
     let snap = dir.path().join("x.snap");
     let export = json(&s, &["snapshot", "export", "--out", snap.to_str().unwrap()]);
     assert_eq!(export["values"], 3);

@@ -1,6 +1,7 @@
 //! The store: commits of trees in an append-only log (Tezos `Context.index` and its
 //! `checkout` / `commit`).
 
+mod appended;
 mod budget;
 mod catalog;
 mod check;
@@ -26,6 +27,8 @@ use std::time::Instant;
 use arbor_core::{commit_hash, Hash};
 use parking_lot::Mutex;
 
+pub use crate::pack::fields::FieldBytes;
+pub use appended::{Appended, KindBytes};
 pub use check::{FsckReport, StoreStats};
 pub use commit_options::CommitOptions;
 #[cfg(any(test, feature = "crash-points"))]

@@ -135,7 +135,7 @@ impl AuditArgs {
 
 /// Prints what the records after commit `after` are: by kind, then by field, each with its
 /// share and its mean per commit.
-fn appended(a: &arbor::store::Appended, after: &arbor::Hash, as_json: bool, out: &mut dyn Write) -> CliResult {
+fn appended(a: &Appended, after: &arbor::Hash, as_json: bool, out: &mut dyn Write) -> CliResult {
     let per_commit = |n: u64| if a.commits == 0 { 0.0 } else { n as f64 / a.commits as f64 };
     let total = a.fields.total();
     let kinds = Appended::KIND_NAMES.iter().zip(&a.kinds).filter(|(_, k)| k.records > 0);

@@ -9,7 +9,7 @@ use std::io::{Read, Write};
 use clap::Args;
 use serde_json::json;
 
-use arbor::store::Appended;
+use arbor::store::{Appended, RECORD_KIND_NAMES};
 
 use crate::common::{resolve_commit, StoreArg};
 use crate::error::CliResult;
@@ -40,7 +40,7 @@ pub struct AuditArgs {
 }
 
 /// Record kinds in the order of `StoreStats::records`.
-const KINDS: [&str; 4] = ["contents", "flat directories", "values inodes", "tree inodes"];
+const KINDS: [&str; 4] = [RECORD_KIND_NAMES[1], RECORD_KIND_NAMES[2], RECORD_KIND_NAMES[3], RECORD_KIND_NAMES[4]];
 
 fn percent(part: u64, whole: u64) -> f64 {
     if whole == 0 {
@@ -136,19 +136,20 @@ impl AuditArgs {
 /// Prints what the records after commit `after` are: by kind, then by field, each with its
 /// share and its mean per commit.
 fn appended(a: &Appended, after: &arbor::Hash, as_json: bool, out: &mut dyn Write) -> CliResult {
-    let per_commit = |n: u64| if a.commits == 0 { 0.0 } else { n as f64 / a.commits as f64 };
+    let commits = a.commits();
+    let per_commit = |n: u64| if commits == 0 { 0.0 } else { n as f64 / commits as f64 };
     let total = a.fields.total();
-    let kinds = Appended::KIND_NAMES.iter().zip(&a.kinds).filter(|(_, k)| k.records > 0);
+    let kinds = RECORD_KIND_NAMES.iter().zip(&a.kinds).filter(|(_, k)| k.records > 0);
     if as_json {
         let kinds: serde_json::Map<String, serde_json::Value> =
             kinds.map(|(name, k)| (name.replace(' ', "_"), json!({"records": k.records, "bytes": k.bytes}))).collect();
         let fields: serde_json::Map<String, serde_json::Value> =
             a.fields.named().iter().map(|(name, n)| (name.replace(' ', "_"), json!(n))).collect();
         let v =
-            json!({"after": json::hash(after), "commits": a.commits, "bytes": total, "kinds": kinds, "fields": fields});
+            json!({"after": json::hash(after), "commits": commits, "bytes": total, "kinds": kinds, "fields": fields});
         return json::print(out, &v);
     }
-    writeln!(out, "records appended after commit {after}: {total} bytes, {} commits", a.commits)?;
+    writeln!(out, "records appended after commit {after}: {total} bytes, {commits} commits")?;
     writeln!(out, "by kind:")?;
     writeln!(
         out,

@@ -61,7 +61,12 @@ pub struct StatsArgs {
 }
 
 /// Names of the record kinds, in the order of `StoreStats::records`.
-const RECORD_KINDS: [&str; 4] = ["contents", "flat directories", "values inodes", "tree inodes"];
+const RECORD_KINDS: [&str; 4] = [
+    arbor::store::RECORD_KIND_NAMES[1],
+    arbor::store::RECORD_KIND_NAMES[2],
+    arbor::store::RECORD_KIND_NAMES[3],
+    arbor::store::RECORD_KIND_NAMES[4],
+];
 
 impl StatsArgs {
     /// Prints statistics of every object reachable from the commits.

@@ -6,6 +6,7 @@ use arbor_core::Hash;
 use super::Store;
 use crate::error::{Error, Result};
 use crate::pack::fields::{framed_len, FieldBytes};
+use crate::pack::record::kind;
 
 /// Records of one kind: how many, and their framed bytes.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -16,33 +17,37 @@ pub struct KindBytes {
     pub bytes: u64,
 }
 
+/// A name for each record kind, at the index of its kind byte (FORMAT.md 4); index 0 for a
+/// kind this build does not know. [`StoreStats`](super::StoreStats) counts kinds 1-4 in this
+/// order.
+pub const RECORD_KIND_NAMES: [&str; 10] = [
+    "unknown",
+    "contents",
+    "flat directories",
+    "values inodes",
+    "tree inodes",
+    "commits",
+    "heads",
+    "flat directory deltas",
+    "values inode deltas",
+    "tree inode deltas",
+];
+
 /// The records appended after a commit, up to the end of the log.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Appended {
-    /// Commit records among them.
-    pub commits: u64,
-    /// Records by kind, at the index of their kind byte (FORMAT.md 4; [`Appended::KIND_NAMES`]
-    /// names them); index 0 holds any kind this build does not know.
-    pub kinds: [KindBytes; 10],
+    /// Records by kind, at the index of their kind byte ([`RECORD_KIND_NAMES`] names them).
+    pub kinds: [KindBytes; RECORD_KIND_NAMES.len()],
     /// Their bytes by field.
     pub fields: FieldBytes,
 }
 
 impl Appended {
-    /// The name of each index of [`Appended::kinds`].
-    pub const KIND_NAMES: [&'static str; 10] = [
-        "unknown",
-        "contents",
-        "flat directories",
-        "values inodes",
-        "tree inodes",
-        "commits",
-        "heads",
-        "flat directory deltas",
-        "values inode deltas",
-        "tree inode deltas",
-    ];
+    /// How many commits the records hold.
+    pub fn commits(&self) -> u64 {
+        self.kinds[usize::from(kind::COMMIT)].records
+    }
 }
 
 impl Store {
@@ -61,10 +66,9 @@ impl Store {
         let from = offset + framed_len(commit.body().len());
         let mut out = Appended::default();
         log.for_each_record(from, log.end(), &mut |at, kind, body| {
-            let slot = if (1..=9).contains(&kind) { usize::from(kind) } else { 0 };
+            let slot = if kind > 0 && usize::from(kind) < out.kinds.len() { usize::from(kind) } else { 0 };
             out.kinds[slot].records += 1;
             out.kinds[slot].bytes += framed_len(body.len());
-            out.commits += u64::from(kind == crate::pack::record::kind::COMMIT);
             out.fields.add_record(kind, body).map_err(|e| Error::Corrupt {
                 file: self.shared.loader.file_of(at),
                 offset: at,
@@ -98,7 +102,7 @@ mod tests {
         let grown = store.log_bytes() - before;
 
         let a = store.appended_after(&first).unwrap();
-        assert_eq!(a.commits, 1);
+        assert_eq!(a.commits(), 1);
         let by_kind: u64 = a.kinds.iter().map(|k| k.bytes).sum();
         assert_eq!(by_kind, grown, "the kinds' bytes are what the log grew by");
         assert_eq!(a.fields.total(), grown, "the fields' bytes are what the log grew by");
@@ -106,6 +110,6 @@ mod tests {
         assert_eq!(a.kinds[0].records, 0, "no unknown kind");
 
         let after_last = store.appended_after(&second).unwrap();
-        assert_eq!((after_last.commits, after_last.fields.total()), (0, 0));
+        assert_eq!((after_last.commits(), after_last.fields.total()), (0, 0));
     }
 }

@@ -28,7 +28,7 @@ use arbor_core::{commit_hash, Hash};
 use parking_lot::Mutex;
 
 pub use crate::pack::fields::FieldBytes;
-pub use appended::{Appended, KindBytes};
+pub use appended::{Appended, KindBytes, RECORD_KIND_NAMES};
 pub use check::{FsckReport, StoreStats};
 pub use commit_options::CommitOptions;
 #[cfg(any(test, feature = "crash-points"))]

@@ -57,7 +57,7 @@ fn decode_body(record_kind: u8, body: &[u8], at: u64) {
         _ => {
             // Bindings and delta changes until the first error, whatever the kind.
             let mut r = Reader::new(body);
-            while !r.is_done() && r.change().is_ok() {}
+            while !r.is_done() && r.change_ref().is_ok() {}
             let mut r = Reader::new(body);
             while !r.is_done() && r.entry().is_ok() {}
         }

@@ -369,8 +369,9 @@ fn unknown_format_versions_are_reported() {
     drop(store);
     let files = store_files(&fs);
     // A chunk header with an earlier version (1, before delta records; 2, before deltas of
-    // deltas) or a future one, and a valid checksum: all refused, naming the two versions.
-    for version in [1u32, 2, 4] {
+    // deltas; 3, before changes named by their base's binding) or a future one, and a valid
+    // checksum: all refused, naming the two versions.
+    for version in [1u32, 2, 3, 5] {
         let mut f = files.clone();
         let chunk = f.iter_mut().find(|x| x.0.starts_with("pack")).unwrap();
         chunk.1[8..12].copy_from_slice(&version.to_le_bytes());
@@ -380,7 +381,7 @@ fn unknown_format_versions_are_reported() {
             let d = disk(&f);
             let r = Store::open_with(DIR, Config::default().with_fs(Arc::new(d)).with_read_only(read_only));
             assert!(
-                matches!(r, Err(Error::UnsupportedVersion { found, supported: 3, .. }) if found == version),
+                matches!(r, Err(Error::UnsupportedVersion { found, supported: 4, .. }) if found == version),
                 "chunk version {version}: {r:?}"
             );
         }

@@ -97,6 +97,109 @@ fn small_changes_are_deltas_and_read_back() {
     }
 }
 
+/// A delta names a binding its base holds by the binding's position there, and only a
+/// binding it adds by its step: after the base commit, blocks that change and remove bindings
+/// of flat directories and of a large one's Values inodes, each node few enough times to stay
+/// a delta, append no step at all, and one that adds a binding appends its step. Every commit
+/// reads back, also from a cold cache.
+#[test]
+fn a_delta_names_its_base_bindings_by_position() {
+    let fs = MemFs::new();
+    let store = Store::open_with("/s", mem_config(&fs)).unwrap();
+    let mut model = Model::new();
+    let mut tree = store.empty();
+    // The root holds four directories (fewer than four bindings are written whole).
+    for (dir, n) in [("flat", 60u64), ("large", 300), ("other", 5), ("quiet", 5)] {
+        for i in 0..n {
+            let v = i.to_le_bytes().to_vec();
+            tree.add_mut(&key(dir, i), &v).unwrap();
+            model_add(&mut model, &key(dir, i), &v);
+        }
+    }
+    let base = store.commit(&tree, &[], 0, "t", "base").unwrap();
+    let mut history = vec![(base, model.clone())];
+    let mut parent = base;
+    for block in 0..20u64 {
+        let mut tree = store.checkout(&parent).unwrap();
+        for dir in ["flat", "large"] {
+            // Two hot bindings changed every block, and a removal now and then: level-1 and
+            // level-2 deltas, each change counted from where the record holds the binding.
+            for k in [key(dir, 3), key(dir, 40)] {
+                let v = (block + 1000).to_be_bytes().to_vec();
+                tree.add_mut(&k, &v).unwrap();
+                model_add(&mut model, &k, &v);
+            }
+            if block % 5 == 4 {
+                let gone = key(dir, 20 + block);
+                tree.remove_mut(&gone).unwrap();
+                model_remove(&mut model, &gone);
+            }
+        }
+        parent = store.commit(&tree, &[parent], block as i64 + 1, "t", "block").unwrap();
+        history.push((parent, model.clone()));
+    }
+    let appended = store.appended_after(&base).unwrap();
+    let f = appended.fields;
+    assert!(appended.kinds[0x07].records > 0 && appended.kinds[0x08].records > 0, "deltas: {appended:?}");
+    assert_eq!((f.plain_steps, f.packed_steps, f.step_heads), (0, 0, 0), "no step repeated: {f:?}");
+    assert!(f.base_positions > 0, "{f:?}");
+    assert!(store.stats().unwrap().chained_delta_records > 0, "deltas of deltas written too");
+
+    let mut tree = store.checkout(&parent).unwrap();
+    let new = key("flat", 0xabcd);
+    tree.add_mut(&new, b"new").unwrap();
+    model_add(&mut model, &new, b"new");
+    let last = store.commit(&tree, &[parent], 100, "t", "an addition").unwrap();
+    history.push((last, model.clone()));
+    let f = store.appended_after(&parent).unwrap().fields;
+    assert_eq!((f.packed_steps, f.plain_steps), (2, 0), "the added step, packed: {f:?}");
+    assert_fsck_clean(&store, "after the blocks");
+    drop(store);
+    for newest_first in [false, true] {
+        let store = Store::open_with("/s", mem_config(&fs)).unwrap();
+        let mut order: Vec<_> = history.iter().enumerate().collect();
+        if newest_first {
+            order.reverse();
+        }
+        for (i, (hash, m)) in order {
+            let t = store.checkout(hash).unwrap();
+            check_values_and_hash(&t, m, InodeConfig::TEZOS);
+            assert_eq!(t.hash(), common::model_hash(m, InodeConfig::TEZOS), "commit {i}");
+        }
+    }
+
+    // A position past the base's last binding is corruption, not a panic or a misread: the
+    // first change of the last flat delta (the hot binding, named by position) made 127.
+    const FLAT_DIR_DELTA: u8 = 0x07;
+    let chunk_path = Path::new("/s/pack/00000000000000000000.chunk");
+    let mut chunk = fs.file_bytes(chunk_path).unwrap();
+    let &(at, _, body, len) = frames(&chunk).iter().rev().find(|r| r.1 == FLAT_DIR_DELTA).unwrap();
+    let mut field = body;
+    for _ in 0..3 {
+        field += leb128::read_u64(&chunk[field..]).unwrap().1;
+    }
+    assert_eq!(chunk[field], 0, "the first change is named by position");
+    assert!(chunk[field + 1] < 60, "a one-byte position");
+    chunk[field + 1] = 127;
+    let crc = crc32c::crc32c(&chunk[at..body + len]);
+    chunk[body + len..body + len + 4].copy_from_slice(&crc.to_le_bytes());
+    fs.set_file_bytes(chunk_path, &chunk).unwrap();
+    let store = Store::open_with("/s", mem_config(&fs)).unwrap();
+    let mut refused = 0;
+    for (i, (hash, m)) in history.iter().enumerate() {
+        let read = store.checkout(hash).and_then(|t| t.find(&key("flat", 3)));
+        match read {
+            Ok(v) => assert_eq!(v.as_deref(), m.get(&key("flat", 3)).map(Vec::as_slice), "commit {i}"),
+            Err(Error::Corrupt { kind: Corruption::InvalidField { field, value: 127 }, offset, .. }) => {
+                assert_eq!((field, offset), ("position of a base binding", at as u64), "commit {i}");
+                refused += 1;
+            }
+            Err(e) => panic!("commit {i}: {e}"),
+        }
+    }
+    assert!(refused >= 1, "no commit read the corrupted delta");
+}
+
 #[test]
 fn shrinking_and_growing_across_the_flat_limit_keeps_deltas_consistent() {
     // A directory that crosses 256 entries both ways changes its record kind: no delta may

@@ -4,7 +4,7 @@
 
 use arbor_core::toolbox::leb128;
 
-use super::record::{kind, ChildRef, DecodeError, Reader, StepRef};
+use super::record::{kind, ChildRef, DecodeError, Name, Reader, StepRef};
 
 /// Bytes of records, by the field of the format they belong to.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -20,6 +20,9 @@ pub struct FieldBytes {
     pub plain_steps: u64,
     /// Steps stored as the bytes their hex digits spell (half their length).
     pub packed_steps: u64,
+    /// A delta's changes named by the position of their base's binding instead of a step:
+    /// the head that says so, and the position.
+    pub base_positions: u64,
     /// The tag of each binding (inline, contents, directory, removed).
     pub tags: u64,
     /// The length before each inline value.
@@ -47,13 +50,14 @@ impl FieldBytes {
     }
 
     /// Each field with a name for reports, in the order of the struct.
-    pub fn named(&self) -> [(&'static str, u64); 14] {
+    pub fn named(&self) -> [(&'static str, u64); 15] {
         [
             ("framing", self.framing),
             ("counts", self.counts),
             ("step heads", self.step_heads),
             ("plain steps", self.plain_steps),
             ("packed steps", self.packed_steps),
+            ("base positions", self.base_positions),
             ("tags", self.tags),
             ("inline lengths", self.inline_lengths),
             ("inline values", self.inline_values),
@@ -136,8 +140,9 @@ impl FieldBytes {
         let (step, child) = r.change_ref()?;
         let read = (before - r.remaining()) as u64;
         let (step_len, packed) = match step {
-            StepRef::Plain(b) => (b.len() as u64, false),
-            StepRef::Packed(b) => (b.len() as u64, true),
+            Name::Step(StepRef::Plain(b)) => (b.len() as u64, false),
+            Name::Step(StepRef::Packed(b)) => (b.len() as u64, true),
+            Name::Base(_) => (0, false),
         };
         let payload = match child {
             None => 0,
@@ -158,7 +163,12 @@ impl FieldBytes {
             self.plain_steps += step_len;
         }
         self.tags += 1;
-        self.step_heads += read - step_len - 1 - payload;
+        let head = read - step_len - 1 - payload;
+        if matches!(step, Name::Base(_)) {
+            self.base_positions += head;
+        } else {
+            self.step_heads += head;
+        }
         Ok(())
     }
 }
@@ -178,7 +188,7 @@ mod tests {
     use arbor_core::Hash;
 
     use super::FieldBytes;
-    use crate::pack::record::{frame, kind, put_change, put_entry, ChildRef};
+    use crate::pack::record::{frame, kind, put_change, put_entry, ChildRef, Name};
     use arbor_core::toolbox::leb128;
     use arbor_core::ChildKind;
 
@@ -211,14 +221,15 @@ mod tests {
     #[test]
     fn deltas_and_tree_inodes_are_counted() {
         let mut body = Vec::new();
-        for n in [5, 1000, 4, 2] {
+        for n in [5, 1000, 4, 3] {
             leb128::write_u64(&mut body, n);
         }
-        put_change(&mut body, b"gone", None);
-        put_change(&mut body, b"new", Some(&ChildRef::Inline(b"1")));
+        put_change(&mut body, Name::Step(b"gone"), None);
+        put_change(&mut body, Name::Step(b"new"), Some(&ChildRef::Inline(b"1")));
+        put_change(&mut body, Name::Base(200), Some(&ChildRef::Inline(b"2")));
         let f = counted(kind::INODE_VALUES_DELTA, &body);
-        assert_eq!((f.base_pointers, f.counts, f.tags), (2, 3, 2));
-        assert_eq!((f.plain_steps, f.inline_values), (7, 1));
+        assert_eq!((f.base_pointers, f.counts, f.tags), (2, 3, 3));
+        assert_eq!((f.plain_steps, f.inline_values, f.step_heads, f.base_positions), (7, 2, 2, 3));
 
         let mut body = Vec::new();
         for n in [1, 70, 40, 0b101] {

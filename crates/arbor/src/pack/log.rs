@@ -25,8 +25,8 @@ pub(crate) const CHUNK_HEADER_LEN: u64 = 32;
 /// Magic bytes that start every chunk file.
 pub(crate) const CHUNK_MAGIC: &[u8; 8] = b"ARBORPK\x01";
 /// Format version of the log records this build writes and reads (2: delta records; 3: deltas
-/// of deltas).
-pub(crate) const FORMAT_VERSION: u32 = 3;
+/// of deltas; 4: a delta's change may name its base's binding by position).
+pub(crate) const FORMAT_VERSION: u32 = 4;
 /// How many bytes a record read asks for first; nearly all records are smaller. An inode
 /// record of 32 bindings or slots is 1-1.5 KiB: with 512 bytes, reading one took two system
 /// calls (300 blocks at 30M values: 1,780 reads a block with 512 bytes, 1,495 with 2 KiB, 1,482

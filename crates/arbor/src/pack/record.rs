@@ -147,21 +147,44 @@ pub(crate) fn put_step(out: &mut Vec<u8>, step: &[u8]) {
     out.extend_from_slice(step);
 }
 
+/// How a change of a delta names the binding it changes (FORMAT.md 5.8).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Name<S> {
+    /// By its step: a binding its base may lack.
+    Step(S),
+    /// As the binding at this position (from 0) of the node the delta applies to: a step
+    /// the base holds is not written again.
+    Base(usize),
+}
+
+/// The step head that says a change names its base's binding by position (a step is never
+/// empty, so no step's head is 0).
+const BASE_NAMED: u64 = 0;
+
 /// Encodes one change of a FLAT_DIR_DELTA or INODE_VALUES_DELTA body: the binding's new
 /// child, or its removal.
-pub(crate) fn put_change(out: &mut Vec<u8>, step: &[u8], child: Option<&ChildRef<'_>>) {
-    match child {
-        Some(c) => put_entry(out, step, c),
-        None => {
-            put_step(out, step);
-            out.push(tag::REMOVED);
+pub(crate) fn put_change(out: &mut Vec<u8>, name: Name<&[u8]>, child: Option<&ChildRef<'_>>) {
+    match name {
+        Name::Step(step) => put_step(out, step),
+        Name::Base(index) => {
+            leb128::write_u64(out, BASE_NAMED);
+            leb128::write_u64(out, index as u64);
         }
+    }
+    match child {
+        Some(c) => put_child(out, c),
+        None => out.push(tag::REMOVED),
     }
 }
 
 /// Encodes one binding of a FLAT_DIR or INODE_VALUES body.
 pub(crate) fn put_entry(out: &mut Vec<u8>, step: &[u8], child: &ChildRef<'_>) {
     put_step(out, step);
+    put_child(out, child);
+}
+
+/// Encodes a binding's tag and child.
+fn put_child(out: &mut Vec<u8>, child: &ChildRef<'_>) {
     match child {
         ChildRef::Inline(v) => {
             out.push(tag::INLINE);
@@ -346,13 +369,18 @@ impl<'a> Reader<'a> {
 
     /// A step written by [`put_step`], as the record holds it (not spelled out yet).
     pub fn step_ref(&mut self) -> Result<StepRef<'a>, DecodeError> {
-        let h = self.leb()?;
-        let n = usize::try_from(h >> 1).map_err(|_| DecodeError::Short)?;
+        let head = self.leb()?;
+        self.step_after(head)
+    }
+
+    /// The step whose head (its length and form) was `head`.
+    fn step_after(&mut self, head: u64) -> Result<StepRef<'a>, DecodeError> {
+        let n = usize::try_from(head >> 1).map_err(|_| DecodeError::Short)?;
         if n == 0 {
             return Err(invalid("step length", 0u64));
         }
         let bytes = self.bytes(n)?;
-        Ok(if h & 1 == 0 { StepRef::Plain(bytes) } else { StepRef::Packed(bytes) })
+        Ok(if head & 1 == 0 { StepRef::Plain(bytes) } else { StepRef::Packed(bytes) })
     }
 
     /// One binding: step and child reference.
@@ -363,23 +391,31 @@ impl<'a> Reader<'a> {
 
     /// One binding, its step as the record holds it ([`Reader::step_ref`]).
     pub fn entry_ref(&mut self) -> Result<(StepRef<'a>, ChildRef<'a>), DecodeError> {
-        match self.change_ref()? {
-            (step, Some(child)) => Ok((step, child)),
-            (_, None) => Err(invalid("entry tag (a removal outside a delta)", tag::REMOVED)),
+        let step = self.step_ref()?;
+        match self.child()? {
+            Some(child) => Ok((step, child)),
+            None => Err(invalid("entry tag (a removal outside a delta)", tag::REMOVED)),
         }
     }
 
-    /// One change of a delta: step and new child reference, None if the binding is removed.
-    pub fn change(&mut self) -> Result<(Step, Option<ChildRef<'a>>), DecodeError> {
-        let (step, child) = self.change_ref()?;
-        Ok((step.to_step(), child))
+    /// One change of a delta: how it names its binding (the step as the record holds it,
+    /// [`Reader::step_ref`], or a position in the base) and the new child reference, None
+    /// if the binding is removed.
+    pub fn change_ref(&mut self) -> Result<(Name<StepRef<'a>>, Option<ChildRef<'a>>), DecodeError> {
+        let head = self.leb()?;
+        let name = if head == BASE_NAMED {
+            let index = self.leb()?;
+            Name::Base(usize::try_from(index).map_err(|_| invalid("position of a base binding", index))?)
+        } else {
+            Name::Step(self.step_after(head)?)
+        };
+        Ok((name, self.child()?))
     }
 
-    /// One change of a delta, its step as the record holds it ([`Reader::step_ref`]).
-    pub fn change_ref(&mut self) -> Result<(StepRef<'a>, Option<ChildRef<'a>>), DecodeError> {
-        let step = self.step_ref()?;
+    /// A binding's tag and child reference, None for a removal.
+    fn child(&mut self) -> Result<Option<ChildRef<'a>>, DecodeError> {
         let child = match self.u8()? {
-            tag::REMOVED => return Ok((step, None)),
+            tag::REMOVED => return Ok(None),
             tag::INLINE => {
                 let n = self.len()?;
                 ChildRef::Inline(self.bytes(n)?)
@@ -392,7 +428,7 @@ impl<'a> Reader<'a> {
             }
             t => return Err(invalid("entry tag", t)),
         };
-        Ok((step, Some(child)))
+        Ok(Some(child))
     }
 }
 
@@ -634,11 +670,51 @@ mod tests {
         assert_eq!(Reader::new(&[2, b'a', 9]).entry(), Err(invalid("entry tag", 9u8)));
         let removal = Err(invalid("entry tag (a removal outside a delta)", tag::REMOVED));
         assert_eq!(Reader::new(&[2, b'a', tag::REMOVED]).entry(), removal);
+        // A change named by its base's position is a delta's only: a full record's entry
+        // with that head is an empty step.
+        let mut named = Vec::new();
+        put_change(&mut named, Name::Base(300), None);
+        assert_eq!(Reader::new(&named).entry(), Err(invalid("step length", 0u64)));
         // Each maps to the corruption of the same name.
         assert_eq!(Corruption::from(DecodeError::Trailing(2)), Corruption::TrailingBytes { extra: 2 });
         assert_eq!(
             Corruption::from(invalid("entry tag", 9u8)),
             Corruption::InvalidField { field: "entry tag", value: 9 }
         );
+    }
+
+    /// A delta's changes round-trip in both forms, each with each kind of child: by step,
+    /// and by the position of the base's binding (a head of 0, then the position).
+    #[test]
+    fn changes_round_trip_named_by_step_or_position() {
+        let hash = Hash([7; 32]);
+        let children = [
+            None,
+            Some(ChildRef::Inline(&b"12"[..])),
+            Some(ChildRef::Ref { back: 300, hash, kind: ChildKind::Contents }),
+            Some(ChildRef::Ref { back: 1, hash, kind: ChildKind::Node }),
+        ];
+        for child in &children {
+            for name in [Name::Step(&b"balance"[..]), Name::Step(&b"00a1"[..]), Name::Base(0), Name::Base(255)] {
+                let mut body = Vec::new();
+                put_change(&mut body, name, child.as_ref());
+                let mut r = Reader::new(&body);
+                let (read, read_child) = r.change_ref().unwrap();
+                let read = match read {
+                    Name::Step(s) => Name::Step(s.to_step().to_vec()),
+                    Name::Base(i) => Name::Base(i),
+                };
+                let name = match name {
+                    Name::Step(s) => Name::Step(s.to_vec()),
+                    Name::Base(i) => Name::Base(i),
+                };
+                assert_eq!((read, read_child.as_ref()), (name, child.as_ref()));
+                assert_eq!(r.finish(), Ok(()));
+            }
+        }
+        // A position of two bytes costs three with its head, whatever the step it stands for.
+        let mut body = Vec::new();
+        put_change(&mut body, Name::Base(200), None);
+        assert_eq!(body, [0, 0xc8, 0x01, tag::REMOVED]);
     }
 }

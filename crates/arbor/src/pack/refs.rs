@@ -36,7 +36,7 @@ pub(crate) fn children(record_kind: u8, body: &[u8], at: u64, out: &mut Vec<u64>
             r.leb()?;
             let n = r.len()?;
             for _ in 0..n {
-                if let (_, Some(ChildRef::Ref { back, .. })) = r.change()? {
+                if let (_, Some(ChildRef::Ref { back, .. })) = r.change_ref()? {
                     out.push(target(back)?);
                 }
             }

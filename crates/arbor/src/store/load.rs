@@ -245,14 +245,15 @@ impl Loader {
     }
 
     /// A delta record at `offset` of the record `base` (its base's place and lineage) with
-    /// `steps` or `slots` changed, and the lineage it gives: a delta of a full record is
+    /// `steps` (each with whether `base` held it) or `slots` changed, and the lineage it
+    /// gives: a delta of a full record is
     /// level 1; a delta of a level-1 delta is level 2, its changes since the full record
     /// those of both.
     fn delta_at<S: Spelling>(
         &self,
         offset: u64,
         base: (&Persisted, &Lineage),
-        steps: &[S],
+        steps: &[(S, bool)],
         slots: u64,
     ) -> (Persisted, Lineage) {
         let (base_at, base_lineage) = base;
@@ -264,10 +265,10 @@ impl Loader {
         // As the writer's lineage of this version: the level-1 delta's, its changes marked.
         let mut lineage = base_lineage.derive(Some(base_at));
         let mut spelled = Step::new();
-        for &s in steps {
+        for &(s, held) in steps {
             spelled.resize(s.len(), 0);
             s.write_to(&mut spelled);
-            lineage.mark_step(&spelled);
+            lineage.mark_step(&spelled, held);
         }
         for slot in (0..64).filter(|i| slots & (1 << i) != 0) {
             lineage.mark_slot(slot);
@@ -400,7 +401,8 @@ impl Loader {
         }
         r.finish().map_err(&bad)?;
         self.tree_inode_size(at, count, slots.iter().all(|s| matches!(s, IPtr::Empty)))?;
-        let (p, lineage) = self.delta_at(at, based(&base_node.disk, &base_node.lineage), &[] as &[&[u8]], changed);
+        let (p, lineage) =
+            self.delta_at(at, based(&base_node.disk, &base_node.lineage), &[] as &[(&[u8], bool)], changed);
         Ok(Inode::loaded(depth, count, InodeBody::Tree(slots), hash, p, lineage))
     }
 

@@ -6,7 +6,7 @@ use arbor_core::{ChildKind, Hash};
 
 use crate::error::Result;
 use crate::pack::log::{GcView, LogWriter};
-use crate::pack::record::{kind, put_change, put_entry, ChildRef};
+use crate::pack::record::{kind, put_change, put_entry, ChildRef, Name};
 use crate::tree::{warm, Bindings, Dir, DirBody, IPtr, Inode, InodeBody, Lineage, Persisted, Ptr, Reading, Tree};
 use arbor_core::leb128;
 
@@ -76,6 +76,48 @@ fn delta_limit(total: usize) -> usize {
 /// up, with the level-1 delta in the role of the full record.
 fn chain_limit(changed: usize) -> usize {
     ((2 * changed) as f64).sqrt() as usize
+}
+
+/// How a delta names the bindings it changes, in step order: a binding the record it is
+/// written against held, by its position there (FORMAT.md 5.8), any other by its step.
+///
+/// The position of a changed step in that record is its position in the node now, less the
+/// steps added before it and plus those removed before it: the changed steps are all the
+/// node's differences from the record.
+#[derive(Default)]
+struct Positions {
+    /// Changed steps so far the record lacked and the node holds.
+    added: usize,
+    /// Changed steps so far the record held and the node lacks.
+    removed: usize,
+}
+
+impl Positions {
+    /// The name of the change of `step`, next in step order: `held` whether the record held
+    /// it, `found` where the node's bindings have it (or would).
+    fn name<'s>(&mut self, step: &'s [u8], held: bool, found: std::result::Result<usize, usize>) -> Name<&'s [u8]> {
+        let (before, now) = match found {
+            Ok(i) => (i, true),
+            Err(i) => (i, false),
+        };
+        match (held, now) {
+            (true, false) => self.removed += 1,
+            (false, true) => self.added += 1,
+            _ => {}
+        }
+        let removed_before = self.removed - usize::from(held && !now);
+        let added_before = self.added - usize::from(!held && now);
+        match (before + removed_before).checked_sub(added_before) {
+            Some(position) if held => Name::Base(position),
+            Some(_) => Name::Step(step),
+            None => {
+                // The notes would contradict the node; naming the step is right whatever
+                // the record held.
+                debug_assert!(false, "{step:?}: more steps added before it than the node holds");
+                Name::Step(step)
+            }
+        }
+    }
 }
 
 /// What a changed node is written as.
@@ -241,17 +283,24 @@ impl Persister<'_> {
             Plan::Full => (None, lineage.changed_steps(false)),
         };
         // Children first: all of them for a full record, the changed ones for a delta (the
-        // others are its base's, written already).
-        let children: Vec<Option<Written<'_>>> = match against {
+        // others are its base's, written already), each named as the delta names it.
+        let mut children: Vec<Option<Written<'_>>> = Vec::new();
+        let mut changed: Vec<(Name<&[u8]>, Option<Written<'_>>)> = Vec::new();
+        match against {
             None => {
                 warm(entries, Reading::Records);
-                entries.iter().map(|(_, p)| self.child(p).map(Some)).collect::<Result<_>>()?
+                children = entries.iter().map(|(_, p)| self.child(p).map(Some)).collect::<Result<_>>()?;
             }
-            Some(_) => changes
-                .clone()
-                .map(|s| entries.search(s).ok().map(|i| self.child(entries.child(i))).transpose())
-                .collect::<Result<_>>()?,
-        };
+            Some(_) => {
+                let mut positions = Positions::default();
+                changed.reserve_exact(changes.clone().count());
+                for (step, held) in changes {
+                    let found = entries.search(step);
+                    let child = found.ok().map(|i| self.child(entries.child(i))).transpose()?;
+                    changed.push((positions.name(step, held, found), child));
+                }
+            }
+        }
         let at = self.w.pos();
         let body = &mut self.w.scratch;
         body.clear();
@@ -270,9 +319,9 @@ impl Persister<'_> {
             Some(b) => {
                 leb128::write_u64(body, at - b.offset);
                 leb128::write_u64(body, entries.len() as u64);
-                leb128::write_u64(body, children.len() as u64);
-                for (step, c) in changes.zip(&children) {
-                    put_change(body, step, c.as_ref().map(|c| c.as_ref(at)).as_ref());
+                leb128::write_u64(body, changed.len() as u64);
+                for (name, c) in &changed {
+                    put_change(body, *name, c.as_ref().map(|c| c.as_ref(at)).as_ref());
                 }
                 self.stats.deltas += 1;
                 if full_kind == kind::FLAT_DIR {

@@ -8,9 +8,15 @@
 //!
 //! ```text
 //! | key 0 | key 1 | ... | note 0 | note 1 | ... | long steps ... |
-//!   8 B each              8 B each: position among the long steps (31 bits) and
-//!                         "changed since the mid" (1 bit), then length (32 bits)
+//!   8 B each              8 B each: position among the long steps (29 bits), three
+//!                         flags (below), then length (32 bits)
 //! ```
+//!
+//! The flags: the step changed since the mid too; the base held a binding of the step; the
+//! mid's node held one. The last two are what the node held when the step was first marked
+//! since that record (nothing had changed it since, so the node still held what the record
+//! did), and let a delta name a binding its base holds by its position there instead of by
+//! its step again (FORMAT.md 5.8).
 //!
 //! Two buffers (the notes, and the keys with the long steps) cost a node that changes two
 //! allocations and up to four growths: at 30M values, growing them was half of the time spent
@@ -29,8 +35,16 @@ const PER_STEP: usize = 2 * IN_KEY;
 /// The flag of a note's position word: the step changed since the mid too.
 const SINCE_MID: u32 = 1 << 31;
 
-/// The most bytes a lineage's long steps may take: a note keeps their position in 31 bits.
-const MAX_LONG_BYTES: usize = (SINCE_MID - 1) as usize;
+/// The flag of a note's position word: the base held a binding of the step.
+const IN_BASE: u32 = 1 << 30;
+
+/// The flag of a note's position word: the mid's node held a binding of the step (set with
+/// [`SINCE_MID`]).
+const IN_MID: u32 = 1 << 29;
+
+/// The most bytes a lineage's long steps may take: a note keeps their position in the 29
+/// bits below its flags.
+const MAX_LONG_BYTES: usize = (IN_MID - 1) as usize;
 
 /// How a node differs from the full record it is a version of.
 #[derive(Debug, Clone, Default)]
@@ -38,7 +52,8 @@ pub(crate) struct Lineage {
     /// The full record (FLAT_DIR, INODE_VALUES or INODE_TREE) this node is a version of.
     pub base: Option<Persisted>,
     /// Steps whose binding differs from the base (directories and Values inodes), sorted,
-    /// each with whether it also differs from the mid, laid out as the module says. One list
+    /// each with whether it also differs from the mid and whether the base and the mid held
+    /// it, laid out as the module says. One list
     /// for both: what changed since the mid changed since the base too, and a change is then
     /// looked up once.
     noted: Vec<u8>,
@@ -81,9 +96,10 @@ impl Spelling for &[u8] {
 
 impl Lineage {
     /// The lineage of a level-1 delta of the full record `base` that changed `steps` (sorted,
-    /// distinct) or `slots`: one buffer of the exact size.
-    pub(crate) fn of_delta<S: Spelling>(base: Persisted, steps: &[S], slots: u64) -> Lineage {
-        let long: usize = steps.iter().map(|s| s.len()).filter(|&n| n > IN_KEY).sum();
+    /// distinct, each with whether `base` held a binding of it) or `slots`: one buffer of the
+    /// exact size.
+    pub(crate) fn of_delta<S: Spelling>(base: Persisted, steps: &[(S, bool)], slots: u64) -> Lineage {
+        let long: usize = steps.iter().map(|(s, _)| s.len()).filter(|&n| n > IN_KEY).sum();
         let mut lineage = Lineage { base: Some(base), slots, ..Lineage::default() };
         if long > MAX_LONG_BYTES {
             // Too many to note: the node is written whole next time.
@@ -94,7 +110,7 @@ impl Lineage {
         let (keys, rest) = noted.split_at_mut(IN_KEY * n);
         let (notes, long_steps) = rest.split_at_mut(IN_KEY * n);
         let mut at = 0;
-        for (i, s) in steps.iter().enumerate() {
+        for (i, &(s, in_base)) in steps.iter().enumerate() {
             let len = s.len();
             let key = &mut keys[IN_KEY * i..IN_KEY * (i + 1)];
             if len <= IN_KEY {
@@ -104,7 +120,8 @@ impl Lineage {
                 s.write_to(step);
                 key.copy_from_slice(&step[..IN_KEY]);
             }
-            notes[IN_KEY * i..IN_KEY * (i + 1)].copy_from_slice(&note(if len > IN_KEY { at } else { 0 }, len, false));
+            let flags = if in_base { IN_BASE } else { 0 };
+            notes[IN_KEY * i..IN_KEY * (i + 1)].copy_from_slice(&note(if len > IN_KEY { at } else { 0 }, len, flags));
             if len > IN_KEY {
                 at += len;
             }
@@ -156,7 +173,7 @@ impl Lineage {
                         None => self.mid = Some(Box::new(mid)),
                     }
                     for i in 0..self.len() {
-                        self.set_since_mid(i, false);
+                        self.set_flags(i, 0, SINCE_MID | IN_MID);
                     }
                 }
             }
@@ -164,17 +181,23 @@ impl Lineage {
         }
     }
 
-    /// Notes that the binding named `step` changed. A node without a base is written whole,
-    /// so it notes nothing.
-    pub fn mark_step(&mut self, step: &[u8]) {
+    /// Notes that the binding named `step` changes, before it does: `present` says whether
+    /// the node holds a binding of `step` now. A node without a base is written whole, so
+    /// it notes nothing.
+    pub fn mark_step(&mut self, step: &[u8], present: bool) {
         if self.base.is_none() {
             return;
         }
         let since_mid = self.mid.is_some();
+        let in_mid = if present { IN_MID } else { 0 };
         match self.find_step(step) {
-            Ok(i) if since_mid => self.set_since_mid(i, true),
+            Ok(i) if since_mid && !self.note_of(i).2 => self.set_flags(i, SINCE_MID | in_mid, 0),
             Ok(_) => {}
-            Err(i) => self.insert_step(i, step, since_mid),
+            Err(i) => {
+                let in_base = if present { IN_BASE } else { 0 };
+                let flags = if since_mid { SINCE_MID | in_mid | in_base } else { in_base };
+                self.insert_step(i, step, flags);
+            }
         }
     }
 
@@ -183,27 +206,31 @@ impl Lineage {
         self.steps as usize
     }
 
-    /// Sets or clears the `i`-th step's "changed since the mid" flag.
-    fn set_since_mid(&mut self, i: usize, on: bool) {
+    /// Sets the flags `on` and clears the flags `off` of the `i`-th step's note.
+    fn set_flags(&mut self, i: usize, on: u32, off: u32) {
         let at = IN_KEY * (self.len() + i);
         let word = &mut self.noted[at..at + 4];
         let first = u32::from_le_bytes(word[..].try_into().expect("four bytes"));
-        let first = if on { first | SINCE_MID } else { first & !SINCE_MID };
-        word.copy_from_slice(&first.to_le_bytes());
+        word.copy_from_slice(&((first & !off) | on).to_le_bytes());
     }
 
-    /// The `i`-th step's note: where it is among the long steps, its length, and whether it
-    /// changed since the mid.
-    fn note_of(&self, i: usize) -> (usize, usize, bool) {
+    /// The `i`-th step's note: where it is among the long steps, its length, whether it
+    /// changed since the mid, and its flags.
+    fn note_of(&self, i: usize) -> (usize, usize, bool, u32) {
         let at = IN_KEY * (self.len() + i);
         let word: [u8; IN_KEY] = self.noted[at..at + IN_KEY].try_into().expect("eight bytes");
         let first = u32::from_le_bytes(word[..4].try_into().expect("four bytes"));
         let len = u32::from_le_bytes(word[4..].try_into().expect("four bytes"));
-        ((first & !SINCE_MID) as usize, len as usize, first & SINCE_MID != 0)
+        (
+            (first & MAX_LONG_BYTES as u32) as usize,
+            len as usize,
+            first & SINCE_MID != 0,
+            first & !(MAX_LONG_BYTES as u32),
+        )
     }
 
-    /// Notes `step` at `i` in the sorted steps.
-    fn insert_step(&mut self, i: usize, step: &[u8], since_mid: bool) {
+    /// Notes `step` at `i` in the sorted steps, with `flags`.
+    fn insert_step(&mut self, i: usize, step: &[u8], flags: u32) {
         let n = self.len();
         let keys_end = IN_KEY * n;
         let notes_end = PER_STEP * n;
@@ -233,11 +260,7 @@ impl Lineage {
         b.copy_within(IN_KEY * i..keys_end, IN_KEY * (i + 1));
         b[IN_KEY * i..IN_KEY * (i + 1)].copy_from_slice(&prefix_key(step).to_be_bytes());
         let at_note = keys_end + IN_KEY + IN_KEY * i;
-        b[at_note..at_note + IN_KEY].copy_from_slice(&note(
-            if long > 0 { long_before } else { 0 },
-            step.len(),
-            since_mid,
-        ));
+        b[at_note..at_note + IN_KEY].copy_from_slice(&note(if long > 0 { long_before } else { 0 }, step.len(), flags));
         self.steps += 1;
     }
 
@@ -245,7 +268,7 @@ impl Lineage {
     fn step(&self, i: usize) -> &[u8] {
         let n = self.len();
         let (keys, _) = split(&self.noted, n);
-        let (at, len, _) = self.note_of(i);
+        let (at, len, ..) = self.note_of(i);
         spelled(&keys[i], len, at, &self.noted[PER_STEP * n..])
     }
 
@@ -254,14 +277,19 @@ impl Lineage {
         self.find_step(step).is_ok_and(|i| self.mid.is_none() || self.note_of(i).2)
     }
 
-    /// The steps changed since the base, or with `since_mid` since the mid, in order.
-    pub fn changed_steps(&self, since_mid: bool) -> impl Iterator<Item = &[u8]> + Clone {
-        (0..self.len()).filter(move |&i| !since_mid || self.note_of(i).2).map(|i| self.step(i))
+    /// The steps changed since the base, or with `since_mid` since the mid, in order, each
+    /// with whether that record's node held a binding of it.
+    pub fn changed_steps(&self, since_mid: bool) -> impl Iterator<Item = (&[u8], bool)> + Clone {
+        let held = if since_mid { IN_MID } else { IN_BASE };
+        (0..self.len()).filter_map(move |i| {
+            let (.., changed_since_mid, flags) = self.note_of(i);
+            (!since_mid || changed_since_mid).then(|| (self.step(i), flags & held != 0))
+        })
     }
 
     /// How many steps changed since the base, and since the mid (0 without one).
     pub fn step_changes(&self) -> (usize, usize) {
-        let since_mid = if self.mid.is_some() { self.changed_steps(true).count() } else { 0 };
+        let since_mid = if self.mid.is_some() { (0..self.len()).filter(|&i| self.note_of(i).2).count() } else { 0 };
         (self.len(), since_mid)
     }
 
@@ -281,15 +309,16 @@ impl Lineage {
     /// Whether this lineage notes the same changes as `other` (tests).
     #[cfg(test)]
     fn same_steps(&self, other: &[&[u8]]) -> bool {
-        self.changed_steps(false).eq(other.iter().copied())
+        self.changed_steps(false).map(|(s, _)| s).eq(other.iter().copied())
     }
 }
 
 /// A note: a long step's position among the long steps (0 for a short step), its length, and
-/// whether it changed since the mid.
-fn note(at: usize, len: usize, since_mid: bool) -> [u8; IN_KEY] {
+/// its flags.
+fn note(at: usize, len: usize, flags: u32) -> [u8; IN_KEY] {
     debug_assert!(at <= MAX_LONG_BYTES, "checked by the caller");
-    let first = at as u32 | if since_mid { SINCE_MID } else { 0 };
+    debug_assert_eq!(flags & MAX_LONG_BYTES as u32, 0, "flags only");
+    let first = at as u32 | flags;
     let mut word = [0; IN_KEY];
     word[..4].copy_from_slice(&first.to_le_bytes());
     // A step's length fits in 32 bits: a binding list refuses longer steps (`MAX_STEP_BYTES`).
@@ -310,16 +339,23 @@ mod tests {
         let alphabet = [0u8, 1, b'a', 0xff];
         for _ in 0..200 {
             let mut lineage = Lineage::of_delta::<&[u8]>(Persisted::full(1, 100), &[], 0);
+            let mut held = std::collections::BTreeMap::new();
             let mut model = std::collections::BTreeSet::new();
             for _ in 0..rng.below(30) {
                 let len = 1 + rng.below(12) as usize;
                 let step: Vec<u8> = (0..len).map(|_| alphabet[rng.below(4) as usize]).collect();
-                lineage.mark_step(&step);
+                let present = rng.below(2) == 1;
+                lineage.mark_step(&step, present);
+                held.entry(step.clone()).or_insert(present);
                 model.insert(step);
             }
             let sorted: Vec<&[u8]> = model.iter().map(Vec::as_slice).collect();
             assert!(lineage.same_steps(&sorted));
-            assert!(Lineage::of_delta(Persisted::full(1, 100), &sorted, 0).same_steps(&sorted));
+            // Whether the base held each step is what the node held when it was first marked.
+            let flagged: Vec<(&[u8], bool)> = held.iter().map(|(s, &h)| (s.as_slice(), h)).collect();
+            assert!(lineage.changed_steps(false).eq(flagged.iter().copied()));
+            let of_delta = Lineage::of_delta(Persisted::full(1, 100), &flagged, 0);
+            assert!(of_delta.same_steps(&sorted) && of_delta.changed_steps(false).eq(flagged.iter().copied()));
             for step in &model {
                 assert!(lineage.noted(step));
                 let mut longer = step.clone();
@@ -330,27 +366,37 @@ mod tests {
     }
 
     /// Once a mid is set (the node was read from a level-1 delta), a step noted before is not
-    /// changed since the mid until marked again, and one marked after is.
+    /// changed since the mid until marked again, and one marked after is; whether the mid's
+    /// node held a step is what the node held at its first mark since the mid, and a new mid
+    /// forgets it.
     #[test]
     fn changes_since_the_mid_are_flagged() {
         let base = Persisted::full(1, 100);
         let long: &[u8] = b"a-step-longer-than-eight-bytes";
-        let mut lineage = Lineage::of_delta(base, &[long, &b"balance"[..]], 0);
+        let mut lineage = Lineage::of_delta(base, &[(long, false), (&b"balance"[..], true)], 0);
         let mid = Persisted { store: 1, offset: 200, full: 100, seq: 0, level: 1 };
         lineage.rebase(Some(&mid));
         assert_eq!(lineage.step_changes(), (2, 0));
-        lineage.mark_step(long);
-        lineage.mark_step(b"counter");
+        // The long step was added since the base: the mid's node held it.
+        lineage.mark_step(long, true);
+        lineage.mark_step(long, false);
+        lineage.mark_step(b"counter", true);
         assert_eq!(lineage.step_changes(), (3, 2));
-        assert_eq!(lineage.changed_steps(true).collect::<Vec<_>>(), vec![long, &b"counter"[..]]);
+        assert_eq!(lineage.changed_steps(true).collect::<Vec<_>>(), vec![(long, true), (&b"counter"[..], true)]);
+        let since_base = vec![(long, false), (&b"balance"[..], true), (&b"counter"[..], true)];
+        assert_eq!(lineage.changed_steps(false).collect::<Vec<_>>(), since_base);
         assert!(lineage.noted(long) && lineage.noted(b"counter") && !lineage.noted(b"balance"));
+        let next = Persisted { store: 1, offset: 300, full: 100, seq: 0, level: 1 };
+        lineage.rebase(Some(&next));
+        lineage.mark_step(long, false);
+        assert_eq!(lineage.changed_steps(true).collect::<Vec<_>>(), vec![(long, false)]);
     }
 
     /// A node without a base is written whole: marking a step notes nothing.
     #[test]
     fn a_lineage_without_a_base_notes_nothing() {
         let mut lineage = Lineage::default();
-        lineage.mark_step(b"balance");
+        lineage.mark_step(b"balance", true);
         assert_eq!(lineage.step_changes(), (0, 0));
         assert!(lineage.noted.is_empty());
     }

@@ -183,7 +183,7 @@ impl Ctx {
                     // (A node with no base is written whole: what it notes does not matter.)
                     debug_assert!(lineage.base.is_none() || lineage.noted(step), "{step:?} changed unnoted");
                 } else {
-                    lineage.mark_step(step);
+                    lineage.mark_step(step, true);
                 }
                 *fresh = may_be_first_change(entries.child(i));
                 reached.turn(rest, Turn::Binding(i as u32));
@@ -196,7 +196,7 @@ impl Ctx {
             }
             Err(_) if new.is_none() => Ok(Outcome::Unchanged),
             Err(i) => {
-                lineage.mark_step(step);
+                lineage.mark_step(step, false);
                 reached.turn(rest, Turn::Binding(i as u32));
                 let mut child = Ptr::dir(Arc::new(Dir::empty()));
                 match self.set_mut(&mut child, rest, new, reached)? {

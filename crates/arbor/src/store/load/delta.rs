@@ -14,7 +14,7 @@ use std::cmp::Ordering;
 
 use crate::error::{Corruption, Result};
 use crate::pack::log::ReadFrame;
-use crate::pack::record::{invalid, kind, ChildRef, Reader, StepRef};
+use crate::pack::record::{invalid, kind, ChildRef, Name, Reader, StepRef};
 use crate::tree::{Bindings, Builder, DirBody, InodeBody, Lineage, Persisted, Ptr, Spelling};
 
 use super::{based, long_steps_guess, Cached, Loader, Object};
@@ -106,20 +106,25 @@ impl<'a> Full<'a> {
 
 /// The changes of the delta at `at` applied to the bindings of its base, in step order.
 ///
-/// The changes are checked to be in order, and, once the stream is done, to leave the number
-/// of bindings the delta records. A removal of a binding the base lacks is allowed (the
-/// writer marks a step before it knows whether the change takes).
+/// The changes are checked to be in order, a change named by its base's binding to name one
+/// the base has, and, once the stream is done, to leave the number of bindings the delta
+/// records. A removal of a binding the base lacks is allowed (the writer marks a step before
+/// it knows whether the change takes).
 struct Merged<'a> {
     base: Stream<'a>,
     /// The base's next binding, read ahead.
     next_base: Option<Binding<'a>>,
+    /// The position in the base of its next binding (read ahead or not).
+    base_index: usize,
     changes: Reader<'a>,
     /// The next change, read ahead: None as its child, a removal.
-    next_change: Option<(StepRef<'a>, Option<ChildRef<'a>>)>,
+    next_change: Option<(Name<StepRef<'a>>, Option<ChildRef<'a>>)>,
     at: u64,
     left: usize,
-    /// The changed steps as their record holds them, in order (for the node's lineage).
-    steps: Vec<StepRef<'a>>,
+    /// The changed steps as their record holds them (the base's record, for a change named
+    /// by its base's binding), in order, each with whether the base held it (for the node's
+    /// lineage).
+    steps: Vec<(StepRef<'a>, bool)>,
     recorded: u64,
     yielded: u64,
 }
@@ -129,6 +134,7 @@ impl<'a> Merged<'a> {
         Merged {
             base,
             next_base: None,
+            base_index: 0,
             changes,
             next_change: None,
             at,
@@ -139,17 +145,26 @@ impl<'a> Merged<'a> {
         }
     }
 
+    /// Notes the next change's step, `held` whether the base holds it, checking it comes
+    /// after the one before.
+    fn note_step(&mut self, step: StepRef<'a>, held: bool, loader: &Loader) -> Result<()> {
+        if self.steps.last().is_some_and(|(prev, _)| prev.cmp_spelled(step) != Ordering::Less) {
+            let kind = Corruption::OutOfOrder { what: "changes", index: self.steps.len() };
+            return Err(loader.corrupt(self.at, kind));
+        }
+        self.steps.push((step, held));
+        Ok(())
+    }
+
     fn next(&mut self, loader: &Loader) -> Result<Option<Binding<'a>>> {
         loop {
             if self.next_change.is_none() && self.left > 0 {
                 self.left -= 1;
-                let (step, child) = self.changes.change_ref().map_err(loader.bad(self.at))?;
-                if self.steps.last().is_some_and(|prev| prev.cmp_spelled(step) != Ordering::Less) {
-                    let kind = Corruption::OutOfOrder { what: "changes", index: self.steps.len() };
-                    return Err(loader.corrupt(self.at, kind));
+                let (name, child) = self.changes.change_ref().map_err(loader.bad(self.at))?;
+                if let Name::Step(step) = name {
+                    self.note_step(step, false, loader)?;
                 }
-                self.steps.push(step);
-                self.next_change = Some((step, child));
+                self.next_change = Some((name, child));
             }
             if self.next_base.is_none() {
                 self.next_base = self.base.next(loader)?;
@@ -164,19 +179,41 @@ impl<'a> Merged<'a> {
                     return Ok(None);
                 }
                 (Some(_), None) => Ordering::Less,
-                (None, Some(_)) => Ordering::Greater,
-                (Some(base), Some((step, _))) => base.step.cmp_spelled(*step),
+                (None, Some((Name::Step(_), _))) => Ordering::Greater,
+                (None, Some((Name::Base(i), _))) => {
+                    return Err(loader.bad(self.at)(invalid("position of a base binding", *i as u64)));
+                }
+                (Some(base), Some((Name::Step(step), _))) => base.step.cmp_spelled(*step),
+                (Some(_), Some((Name::Base(i), _))) => match self.base_index.cmp(i) {
+                    // Named after the base's binding there was passed: out of order.
+                    Ordering::Greater => {
+                        let kind = Corruption::OutOfOrder { what: "changes", index: self.steps.len() };
+                        return Err(loader.corrupt(self.at, kind));
+                    }
+                    o => o,
+                },
             };
             // A base binding before the next change is kept; one the change names is
             // replaced or removed.
+            let mut step = None;
             if order != Ordering::Greater {
-                let base = self.next_base.take();
+                let base = self.next_base.take().expect("compared with the change");
+                self.base_index += 1;
                 if order == Ordering::Less {
                     self.yielded += 1;
-                    return Ok(base);
+                    return Ok(Some(base));
                 }
+                match self.next_change {
+                    Some((Name::Base(_), _)) => self.note_step(base.step, true, loader)?,
+                    _ => self.steps.last_mut().expect("noted when read").1 = true,
+                }
+                step = Some(base.step);
             }
-            if let Some((step, Some(child))) = self.next_change.take() {
+            if let Some((name, Some(child))) = self.next_change.take() {
+                let step = match name {
+                    Name::Step(s) => s,
+                    Name::Base(_) => step.expect("a change named by position names a base binding"),
+                };
                 self.yielded += 1;
                 return Ok(Some(Binding { step, child: Child::Record(child, self.at) }));
             }

@@ -53,6 +53,10 @@ impl Written<'_> {
     }
 }
 
+/// A delta's change as it is written: how it names its binding, and the binding's child
+/// (None for a removal).
+type Change<'s, 'p> = (Name<&'s [u8]>, Option<Written<'p>>);
+
 /// Most changed bindings (or slots) a delta of a full record of `total` may carry.
 ///
 /// Without deltas of deltas, a node that gets one more distinct change each time it is
@@ -284,23 +288,13 @@ impl Persister<'_> {
         };
         // Children first: all of them for a full record, the changed ones for a delta (the
         // others are its base's, written already), each named as the delta names it.
-        let mut children: Vec<Option<Written<'_>>> = Vec::new();
-        let mut changed: Vec<(Name<&[u8]>, Option<Written<'_>>)> = Vec::new();
-        match against {
+        let (children, changed) = match against {
             None => {
                 warm(entries, Reading::Records);
-                children = entries.iter().map(|(_, p)| self.child(p).map(Some)).collect::<Result<_>>()?;
+                (entries.iter().map(|(_, p)| self.child(p).map(Some)).collect::<Result<_>>()?, Vec::new())
             }
-            Some(_) => {
-                let mut positions = Positions::default();
-                changed.reserve_exact(changes.clone().count());
-                for (step, held) in changes {
-                    let found = entries.search(step);
-                    let child = found.ok().map(|i| self.child(entries.child(i))).transpose()?;
-                    changed.push((positions.name(step, held, found), child));
-                }
-            }
-        }
+            Some(_) => (Vec::new(), self.changed_children(entries, changes)?),
+        };
         let at = self.w.pos();
         let body = &mut self.w.scratch;
         body.clear();
@@ -334,6 +328,28 @@ impl Persister<'_> {
         self.stats.objects += 1;
         let offset = self.w.append_scratch(record_kind)?;
         Ok(self.written_at(offset, against))
+    }
+
+    /// Writes the children of a delta's changed bindings (`changes`, in step order, each with
+    /// whether the record the delta is written against held it), each with the change's name.
+    ///
+    /// A function of its own, not inlined: writing recurses through [`Persister::bindings`]
+    /// once per directory on a path, and this loop's locals in that frame overflowed the
+    /// stack of a debug build on a tree at the deepest paths allowed (`tests/deep_trees.rs`).
+    #[inline(never)]
+    fn changed_children<'s, 'p>(
+        &mut self,
+        entries: &'p Bindings,
+        changes: impl Iterator<Item = (&'s [u8], bool)> + Clone,
+    ) -> Result<Vec<Change<'s, 'p>>> {
+        let mut positions = Positions::default();
+        let mut changed = Vec::with_capacity(changes.clone().count());
+        for (step, held) in changes {
+            let found = entries.search(step);
+            let child = found.ok().map(|i| self.child(entries.child(i))).transpose()?;
+            changed.push((positions.name(step, held, found), child));
+        }
+        Ok(changed)
     }
 
     /// Writes an inode (if not yet in this store); returns its offset.

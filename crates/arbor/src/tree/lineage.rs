@@ -191,7 +191,7 @@ impl Lineage {
         let since_mid = self.mid.is_some();
         let in_mid = if present { IN_MID } else { 0 };
         match self.find_step(step) {
-            Ok(i) if since_mid && !self.note_of(i).2 => self.set_flags(i, SINCE_MID | in_mid, 0),
+            Ok(i) if since_mid && !self.since_mid(i) => self.set_flags(i, SINCE_MID | in_mid, 0),
             Ok(_) => {}
             Err(i) => {
                 let in_base = if present { IN_BASE } else { 0 };
@@ -214,19 +214,18 @@ impl Lineage {
         word.copy_from_slice(&((first & !off) | on).to_le_bytes());
     }
 
-    /// The `i`-th step's note: where it is among the long steps, its length, whether it
-    /// changed since the mid, and its flags.
-    fn note_of(&self, i: usize) -> (usize, usize, bool, u32) {
+    /// The `i`-th step's note: where it is among the long steps, its length, and its flags.
+    fn note_of(&self, i: usize) -> (usize, usize, u32) {
         let at = IN_KEY * (self.len() + i);
         let word: [u8; IN_KEY] = self.noted[at..at + IN_KEY].try_into().expect("eight bytes");
         let first = u32::from_le_bytes(word[..4].try_into().expect("four bytes"));
         let len = u32::from_le_bytes(word[4..].try_into().expect("four bytes"));
-        (
-            (first & MAX_LONG_BYTES as u32) as usize,
-            len as usize,
-            first & SINCE_MID != 0,
-            first & !(MAX_LONG_BYTES as u32),
-        )
+        ((first & MAX_LONG_BYTES as u32) as usize, len as usize, first & !(MAX_LONG_BYTES as u32))
+    }
+
+    /// Whether the `i`-th step changed since the mid too.
+    fn since_mid(&self, i: usize) -> bool {
+        self.note_of(i).2 & SINCE_MID != 0
     }
 
     /// Notes `step` at `i` in the sorted steps, with `flags`.
@@ -274,7 +273,7 @@ impl Lineage {
 
     /// Whether the binding named `step` is noted as changed, since the base and since the mid.
     pub fn noted(&self, step: &[u8]) -> bool {
-        self.find_step(step).is_ok_and(|i| self.mid.is_none() || self.note_of(i).2)
+        self.find_step(step).is_ok_and(|i| self.mid.is_none() || self.since_mid(i))
     }
 
     /// The steps changed since the base, or with `since_mid` since the mid, in order, each
@@ -282,14 +281,14 @@ impl Lineage {
     pub fn changed_steps(&self, since_mid: bool) -> impl Iterator<Item = (&[u8], bool)> + Clone {
         let held = if since_mid { IN_MID } else { IN_BASE };
         (0..self.len()).filter_map(move |i| {
-            let (.., changed_since_mid, flags) = self.note_of(i);
-            (!since_mid || changed_since_mid).then(|| (self.step(i), flags & held != 0))
+            let (.., flags) = self.note_of(i);
+            (!since_mid || flags & SINCE_MID != 0).then(|| (self.step(i), flags & held != 0))
         })
     }
 
     /// How many steps changed since the base, and since the mid (0 without one).
     pub fn step_changes(&self) -> (usize, usize) {
-        let since_mid = if self.mid.is_some() { (0..self.len()).filter(|&i| self.note_of(i).2).count() } else { 0 };
+        let since_mid = if self.mid.is_some() { (0..self.len()).filter(|&i| self.since_mid(i)).count() } else { 0 };
         (self.len(), since_mid)
     }
 
